@@ -1,0 +1,6 @@
+// #region migrate
+import { migrate } from 'portcullis/postgres';
+
+const report = await migrate({ connectionString: process.env.DATABASE_URL ?? '' });
+console.log(report); // { schema: 'portcullis', fromVersion: 0, toVersion: 1, applied: [1] }
+// #endregion migrate

@@ -1,0 +1,100 @@
+/**
+ * Login sessions: server-side records behind a signed cookie. The cookie holds a random id and
+ * an HMAC of it; the store keeps only the id's SHA-256, so a database leak yields no usable cookie
+ * and a forged cookie is refused before any lookup.
+ *
+ * Cookie attributes: `HttpOnly; SameSite=Lax; Path=/`, plus `Secure` and the `__Host-` prefix
+ * when the issuer is https. On an http loopback issuer (local development) browsers would drop a
+ * `Secure` cookie, so both are left out there, and only there.
+ * @module
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { DataStore, SessionRecord, UserRecord } from '../data/store.js';
+import { readCookie, serializeCookie } from '../http/cookies.js';
+
+/** Sessions last 8 hours from login. */
+export const SESSION_TTL_SECONDS = 8 * 3600;
+
+/** A signed-in visitor. */
+export interface SignedIn {
+  readonly user: UserRecord;
+  readonly session: SessionRecord;
+  /** The value of the session cookie (hashed: the library binds pending authorizations to it). */
+  readonly sessionId: string;
+}
+
+/** Sessions of one server. */
+export interface SessionManager {
+  /** The cookie's name: `__Host-cs_session` on https, `cs_session` on http loopback. */
+  readonly cookieName: string;
+  /** Whether cookies get `Secure` and the `__Host-` prefix (https issuer). */
+  readonly secure: boolean;
+  /** Creates a session for a user who just logged in; returns its `Set-Cookie` value. */
+  create(user: UserRecord, now: number): Promise<{ setCookie: string; session: SessionRecord }>;
+  /** The visitor of a request, from its `Cookie` header; null when not signed in. */
+  read(cookieHeader: string | undefined, now: number): Promise<SignedIn | null>;
+  /** Ends a session; returns the `Set-Cookie` value that deletes the cookie. */
+  destroy(signedIn: SignedIn): Promise<string>;
+  /** An HMAC of `purpose` under the session secret, for tokens without a session (login form CSRF). */
+  sign(purpose: string): string;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+/** Compares two strings in constant time (length leaks, which is public here). */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Creates the session manager.
+ *
+ * @param data - where sessions live
+ * @param secret - the HMAC key (kept in the database so cookies survive restarts)
+ * @param secure - true when the issuer is https
+ */
+export function createSessionManager(data: DataStore, secret: string, secure: boolean): SessionManager {
+  const cookieName = secure ? '__Host-cs_session' : 'cs_session';
+  const mac = (value: string) => createHmac('sha256', secret).update(value).digest('base64url');
+  const attributes = { httpOnly: true, secure, sameSite: 'Lax' } as const;
+
+  return {
+    cookieName,
+    secure,
+    async create(user, now) {
+      const id = randomBytes(32).toString('base64url');
+      const session: SessionRecord = {
+        idHash: sha256(id),
+        userId: user.id,
+        authTime: now,
+        csrfToken: randomBytes(24).toString('base64url'),
+        expiresAt: now + SESSION_TTL_SECONDS * 1000,
+      };
+      await data.createSession(session);
+      const setCookie = serializeCookie(cookieName, `${id}.${mac(id)}`, {
+        ...attributes,
+        maxAge: SESSION_TTL_SECONDS,
+      });
+      return { setCookie, session };
+    },
+    async read(cookieHeader, now) {
+      const value = readCookie(cookieHeader, cookieName);
+      if (value === undefined) return null;
+      const dot = value.indexOf('.');
+      if (dot === -1) return null;
+      const id = value.slice(0, dot);
+      if (!safeEqual(value.slice(dot + 1), mac(id))) return null;
+      const session = await data.getSession(sha256(id), now);
+      if (session === null) return null;
+      const user = await data.getUser(session.userId);
+      return user === null ? null : { user, session, sessionId: session.idHash };
+    },
+    async destroy(signedIn) {
+      await data.deleteSession(signedIn.session.idHash);
+      return serializeCookie(cookieName, '', { ...attributes, maxAge: 0 });
+    },
+    sign: (purpose) => mac(`purpose:${purpose}`),
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The school: name, contact and defaults. Signed-in users read it; the owner changes it.
+ * @module
+ */
+import { z } from 'zod';
+import { currency, title } from '../schemas.js';
+import { singleton } from '../singleton.js';
+
+/** The school family. */
+export const school = singleton({
+  family: 'school',
+  kind: 'school',
+  path: '/school',
+  name: 'school',
+  schema: z.strictObject({
+    name: title(100),
+    tagline: z.string().trim().max(200).default(''),
+    description: z.string().max(5000).default(''),
+    contact_email: z.email().max(254),
+    currency,
+    timezone: z
+      .string()
+      .regex(/^[A-Za-z_]+(\/[A-Za-z_+-]+)*$/, 'must be an IANA time zone such as Europe/London'),
+  }),
+  read: { scope: 'school:read', access: 'user' },
+  write: { scope: 'school:write', access: 'owner' },
+});

@@ -1,0 +1,83 @@
+/**
+ * Schemas shared by the resource families: ids, money, pagination, and the envelope of lists.
+ * @module
+ */
+import { z } from 'zod';
+
+/** A record id: `<prefix>_<chars>`, e.g. `crs_analytical_engines`. */
+export const recordId = z
+  .string()
+  .regex(/^[a-z]{2,5}_[A-Za-z0-9_-]{1,64}$/, 'must be an id such as crs_analytical_engines')
+  .describe('Record identifier');
+
+/** Generates an id for a new record. */
+export function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
+}
+
+/** A non-empty single-line string, trimmed. */
+export const title = (max = 200) => z.string().trim().min(1).max(max);
+
+/** Long text (Markdown). */
+export const longText = (max = 20_000) => z.string().max(max);
+
+/** An amount in the currency's minor unit (cents). */
+export const priceCents = z.number().int().min(0).max(100_000_000).describe('Amount in cents');
+
+/** ISO 4217 code. */
+export const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
+  .describe('ISO 4217 currency code');
+
+/** An instant, ISO 8601 with offset. */
+export const instant = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
+
+/** An https URL (no other scheme is shown to users). */
+export const httpsUrl = z.url({ protocol: /^https$/ }).max(2000);
+
+/** `?limit=&cursor=`: every list is paginated by an opaque cursor. */
+export const pageQuery = z.strictObject({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .describe('Items per page, 1 to 100 (default 20)'),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be the next_cursor of a previous page')
+    .optional()
+    .describe('The next_cursor of the previous page'),
+});
+
+/** The envelope of every list. */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe('Cursor of the next page; null on the last page'),
+  });
+}
+
+/** Fields every stored record shows. */
+export const recordMeta = {
+  id: recordId,
+  created_at: instant,
+  updated_at: instant,
+};
+
+/**
+ * The body of a partial update (PATCH) of records of `schema`: every field optional and without
+ * its default, so a field not sent is left as it is rather than reset to the default.
+ */
+export function patchOf<S extends z.ZodObject>(schema: S) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const bare = field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field;
+    shape[name] = (field.description === undefined ? bare : bare.describe(field.description)).optional();
+  }
+  return z
+    .strictObject(shape)
+    .refine((value) => Object.keys(value).length > 0, 'send at least one field to change');
+}

@@ -1,0 +1,94 @@
+/**
+ * The library's configuration for the course school: the 38 scopes with a per-role `grantable`
+ * rule, the session cookie as `authenticate`, our login page as `loginUrl`, claims from our users,
+ * the two protected resources (the API and `/mcp`), and Client ID Metadata Documents enabled.
+ * @module
+ */
+import {
+  type AuthorizationServer,
+  courseSchoolScopes,
+  createAuthorizationServer,
+  createScopePolicy,
+  type Storage,
+} from 'portcullis';
+import type { SessionManager } from './accounts/sessions.js';
+import { grantableScopes } from './api/route-table.js';
+import type { DataStore } from './data/store.js';
+import type { RegistrationRules } from './docs/auth-md.js';
+import { LOGIN_PATH } from './pages/login.js';
+
+/** What the authorization server is built from. */
+export interface OAuthDeps {
+  readonly issuer: string;
+  readonly storage: Storage;
+  readonly data: DataStore;
+  readonly sessions: SessionManager;
+  readonly title: string;
+}
+
+/** The server and the facts the generated documents repeat. */
+export interface CourseSchoolOAuth {
+  readonly oauth: AuthorizationServer;
+  readonly registration: RegistrationRules;
+  /** The scopes a role may grant. */
+  grantable(role: 'owner' | 'student'): ReadonlySet<string>;
+}
+
+/** Creates the authorization server of the course school. */
+export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
+  const supported = courseSchoolScopes.scopes.map((s) => s.name);
+  const byRole = {
+    owner: grantableScopes('owner', supported),
+    student: grantableScopes('student', supported),
+  } as const;
+  const registration: RegistrationRules = { httpsRedirectUris: false, confidentialClients: true };
+
+  const oauth = createAuthorizationServer({
+    issuer: deps.issuer,
+    storage: deps.storage,
+    scopePolicy: createScopePolicy({
+      registry: courseSchoolScopes,
+      // A student's consent silently drops school-administration scopes (see route-table.ts).
+      async grantable(userId, _client, scope) {
+        const user = await deps.data.getUser(userId);
+        if (user === null) return [];
+        return scope.filter((s) => byRole[user.role].has(s));
+      },
+    }),
+    resources: [
+      { resource: deps.issuer, name: `${deps.title} API`, documentation: `${deps.issuer}/auth.md` },
+      {
+        resource: `${deps.issuer}/mcp`,
+        name: `${deps.title} MCP server`,
+        documentation: `${deps.issuer}/auth.md`,
+      },
+    ],
+    async authenticate(request) {
+      const signedIn = await deps.sessions.read(request.headers.cookie, Date.now());
+      if (signedIn === null) return null;
+      return {
+        id: signedIn.user.id,
+        authTime: Math.floor(signedIn.session.authTime / 1000),
+        sessionId: signedIn.sessionId,
+        // "Signed in as ..." on the consent page: the account, as the user typed it at login.
+        name: signedIn.user.email,
+      };
+    },
+    loginUrl: LOGIN_PATH,
+    async claims(userId, scope) {
+      const user = await deps.data.getUser(userId);
+      if (user === null) return {};
+      return {
+        ...(scope.includes('profile') ? { name: user.name } : {}),
+        ...(scope.includes('email') ? { email: user.email, email_verified: true } : {}),
+      };
+    },
+    registration: {
+      allowHttpsRedirectUris: registration.httpsRedirectUris,
+      allowConfidentialClients: registration.confidentialClients,
+    },
+    clientIdMetadataDocuments: { enabled: true },
+    metadata: { serviceName: deps.title, serviceDocumentation: `${deps.issuer}/auth.md` },
+  });
+  return { oauth, registration, grantable: (role) => byRole[role] };
+}

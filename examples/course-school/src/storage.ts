@@ -1,0 +1,87 @@
+/**
+ * The one place that chooses storage. The library's records (clients, grants, tokens, keys) and
+ * the server's own data (users, sessions, school) live in the same database:
+ *
+ * | choice | library storage | own data |
+ * |---|---|---|
+ * | `STORAGE=memory` | `memoryStorage()` | in-memory store |
+ * | `DATABASE_URL=postgres://...` | `postgresStorage({ pool })` | `cs_*` tables via the same `pg.Pool` |
+ * | default | `pgliteStorage({ pglite })` | `cs_*` tables in the same PGlite under `DATA_DIR` |
+ *
+ * PGlite allows one instance per data directory, so the library's storage and the server's own
+ * data share the instance opened here; the library keeps its tables in the `portcullis` schema.
+ * @module
+ */
+import { memoryStorage, type Storage } from 'portcullis';
+import type { StorageChoice } from './config.js';
+import { createMemoryDataStore } from './data/memory-store.js';
+import { createSqlDataStore } from './data/sql-store.js';
+import type { DataStore } from './data/store.js';
+
+/** The opened storage: the library's, the server's own, and how to close both. */
+export interface OpenedStorage {
+  readonly oauth: Storage;
+  readonly data: DataStore;
+  /** Human-readable, for the start-up log. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/** Opens (and migrates) the storage of a choice. */
+export async function openStorage(choice: StorageChoice): Promise<OpenedStorage> {
+  switch (choice.kind) {
+    case 'memory': {
+      const oauth = memoryStorage();
+      return {
+        oauth,
+        data: createMemoryDataStore(),
+        description: 'memory (nothing persists)',
+        close: () => oauth.close(),
+      };
+    }
+    case 'postgres': {
+      const { default: pg } = await import('pg');
+      const pool = new pg.Pool({ connectionString: choice.connectionString, max: 10 });
+      const data = createSqlDataStore(pool);
+      await data.migrate();
+      const { postgresStorage } = await import('portcullis/postgres');
+      const oauth = postgresStorage({ pool });
+      return {
+        oauth,
+        data,
+        description: `PostgreSQL ${redact(choice.connectionString)}`,
+        close: async () => {
+          await oauth.close();
+          await pool.end();
+        },
+      };
+    }
+    case 'pglite': {
+      const { openEmbeddedDatabase, pgliteStorage } = await import('portcullis/pglite');
+      const db = await openEmbeddedDatabase(choice.dataDir);
+      const data = createSqlDataStore(db);
+      await data.migrate();
+      const oauth = pgliteStorage({ pglite: db });
+      return {
+        oauth,
+        data,
+        description: `PGlite ${choice.dataDir}`,
+        close: async () => {
+          await oauth.close();
+          await db.close();
+        },
+      };
+    }
+  }
+}
+
+/** The connection string without its password, for logs. */
+function redact(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password !== '') url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres://...';
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Client ID Metadata Documents: resolves an `https` client_id into a public client by fetching and
+ * validating the document it names, and caches valid documents within bounds.
+ *
+ * Steps for each client_id: check the URL (§3, raw string) → cache → fetch (one request per
+ * client_id at a time, however many callers wait) → status 200 only (§4) → size → media type →
+ * validate (§4.1) → cache per `Cache-Control` (§4.4). Every failure is a
+ * {@link ClientMetadataDocumentError}, and failures are never cached: a fixed document works on
+ * the next try.
+ * @see draft-ietf-oauth-client-id-metadata-document-01
+ * @module
+ */
+import { type Clock, type Logger, nowSeconds, silentLogger } from '../core/context.js';
+import type { ClientIdMetadataDocumentOptions } from '../options.js';
+import type { ClientResolver } from '../server-context.js';
+import type { ClientRecord } from '../storage/types.js';
+import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from './cache.js';
+import { type ClientIdUrl, checkClientIdUrl } from './client-id.js';
+import { validateMetadataDocument } from './document.js';
+import { ClientMetadataDocumentError, isClientMetadataDocumentError } from './errors.js';
+import type { MetadataFetcher, MetadataFetchResponse } from './fetcher.js';
+import { createNodeMetadataFetcher, parseAllowedAddresses } from './node-fetcher.js';
+
+/**
+ * Options of {@link createClientIdMetadataResolver}: the server's CIMD options plus its runtime.
+ *
+ * @example
+ * ```ts
+ * import { createClientIdMetadataResolver, type ClientIdMetadataResolverOptions } from 'portcullis';
+ *
+ * const options: ClientIdMetadataResolverOptions = { allowedHosts: ['agents.example.com'], logger: console };
+ * const resolve = createClientIdMetadataResolver(options);
+ * ```
+ * @see draft-ietf-oauth-client-id-metadata-document-01 §4.4
+ * @group Client ID Metadata Documents
+ */
+export interface ClientIdMetadataResolverOptions extends Omit<ClientIdMetadataDocumentOptions, 'enabled'> {
+  /** Clock for cache lifetimes, epoch milliseconds. Default `Date.now`. */
+  clock?: Clock;
+  /** Where refusals are logged (at `info`, with the host and the problem code). Default: silent. */
+  logger?: Logger;
+}
+
+/** Defaults of {@link ClientIdMetadataDocumentOptions}. */
+export const CIMD_DEFAULTS = Object.freeze({
+  timeoutMs: 5000,
+  maxBytes: 5 * 1024,
+  maxRedirectUris: 10,
+  defaultTtlSeconds: 300,
+  minTtlSeconds: 60,
+  maxTtlSeconds: 3600,
+  maxEntries: 1000,
+});
+
+const URL_SHAPED = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const JSON_MEDIA_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function statusProblem(status: number): ClientMetadataDocumentError {
+  if (status >= 300 && status < 400) {
+    return new ClientMetadataDocumentError(
+      'bad_status',
+      `the client_id URL answered HTTP ${status}, a redirect, which is not followed`,
+    );
+  }
+  return new ClientMetadataDocumentError(
+    'bad_status',
+    `the client_id URL answered HTTP ${status} instead of 200`,
+  );
+}
+
+/** Checks a fetched response and turns its body into client metadata. */
+function readDocument(
+  clientId: string,
+  response: MetadataFetchResponse,
+  maxBytes: number,
+  maxRedirectUris: number,
+): ClientRecord['metadata'] {
+  if (response.status !== 200) throw statusProblem(response.status);
+  if (response.body.byteLength > maxBytes) {
+    throw new ClientMetadataDocumentError('too_large', `the document is larger than ${maxBytes} bytes`);
+  }
+  const type = response.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (type === undefined || !JSON_MEDIA_TYPE.test(type)) {
+    throw new ClientMetadataDocumentError(
+      'invalid_document',
+      'the document is not served as application/json',
+    );
+  }
+  let text: string;
+  try {
+    text = utf8.decode(response.body);
+  } catch {
+    throw new ClientMetadataDocumentError('invalid_document', 'the document is not valid UTF-8');
+  }
+  return validateMetadataDocument(clientId, text, maxRedirectUris);
+}
+
+/**
+ * Creates the resolver the server consults for `https` client ids. Pass it to the server through
+ * `clientIdMetadataDocuments: { enabled: true }` (the server builds it), or call it yourself.
+ *
+ * @param options - timeouts, size cap, cache bounds, allowed hosts, and the fetcher or its settings
+ * @returns a {@link ClientResolver}: the client for an `https` client_id, `null` for an id that is
+ * not a URL (a generated id, for storage to answer)
+ * @throws TypeError at creation when `allowSpecialUseAddresses` has an invalid entry
+ * @throws ClientMetadataDocumentError (`invalid_client`, 400) from the returned resolver, with
+ * `problem` and `reason`, whenever the URL, the fetch or the document is unusable
+ * @see draft-ietf-oauth-client-id-metadata-document-01 §3, §4, §4.1, §4.4, §6.5, §6.6
+ * @example
+ * ```ts
+ * import { createClientIdMetadataResolver } from 'portcullis';
+ *
+ * const resolve = createClientIdMetadataResolver({ allowedHosts: ['*.example.com'] });
+ * const client = await resolve('https://app.example.com/oauth/client.json');
+ * console.log(client?.metadata.client_name);
+ * ```
+ * @group Client ID Metadata Documents
+ */
+export function createClientIdMetadataResolver(
+  options: ClientIdMetadataResolverOptions = {},
+): ClientResolver {
+  const clock = options.clock ?? Date.now;
+  const logger = options.logger ?? silentLogger;
+  const timeoutMs = options.timeoutMs ?? CIMD_DEFAULTS.timeoutMs;
+  const maxBytes = options.maxBytes ?? CIMD_DEFAULTS.maxBytes;
+  const maxRedirectUris = options.maxRedirectUris ?? CIMD_DEFAULTS.maxRedirectUris;
+  const bounds: CacheLifetimeBounds = {
+    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? CIMD_DEFAULTS.defaultTtlSeconds,
+    minTtlSeconds: options.cache?.minTtlSeconds ?? CIMD_DEFAULTS.minTtlSeconds,
+    maxTtlSeconds: options.cache?.maxTtlSeconds ?? CIMD_DEFAULTS.maxTtlSeconds,
+  };
+  const maxEntries = options.cache?.maxEntries ?? CIMD_DEFAULTS.maxEntries;
+  const allowedAddresses = parseAllowedAddresses(options.allowSpecialUseAddresses);
+  const fetcher: MetadataFetcher =
+    options.fetcher ??
+    createNodeMetadataFetcher({
+      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+      ...(options.allowSpecialUseAddresses === undefined
+        ? {}
+        : { allowSpecialUseAddresses: options.allowSpecialUseAddresses }),
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
+    });
+  const cache = new ExpiringLruCache<ClientRecord>(maxEntries);
+  // One fetch per client_id at a time: a burst of authorizations for one client costs one request.
+  const inflight = new Map<string, Promise<ClientRecord>>();
+
+  async function load(target: ClientIdUrl): Promise<ClientRecord> {
+    let response: MetadataFetchResponse;
+    try {
+      response = await fetcher({ target, maxBytes, timeoutMs });
+    } catch (error) {
+      if (isClientMetadataDocumentError(error)) throw error;
+      throw new ClientMetadataDocumentError('fetch_failed', 'the document could not be fetched', error);
+    }
+    const metadata = readDocument(target.clientId, response, maxBytes, maxRedirectUris);
+    const record: ClientRecord = {
+      clientId: target.clientId,
+      metadata,
+      origin: 'metadata_document',
+      createdAt: nowSeconds(clock),
+    };
+    const ttl = cacheLifetimeSeconds(response.cacheControl, bounds);
+    if (ttl > 0 && maxEntries > 0) cache.set(target.clientId, record, clock() + ttl * 1000);
+    return record;
+  }
+
+  function logged(error: unknown): never {
+    if (isClientMetadataDocumentError(error)) {
+      logger.info('client metadata document refused', { problem: error.problem, reason: error.reason });
+    }
+    throw error;
+  }
+
+  return async (clientId) => {
+    // Ids that are not URLs (generated ones) are not ours; other URL schemes are refused with a reason.
+    if (!URL_SHAPED.test(clientId)) return null;
+    const cached = cache.get(clientId, clock());
+    if (cached !== undefined) return cached;
+    const running = inflight.get(clientId);
+    if (running !== undefined) return running;
+    let target: ClientIdUrl;
+    try {
+      target = checkClientIdUrl(clientId, options.allowedHosts, allowedAddresses);
+    } catch (error) {
+      logged(error);
+    }
+    const started = load(target).catch(logged);
+    inflight.set(clientId, started);
+    // Forget the request once settled, so a failure is never served again (§4.4).
+    const forget = () => {
+      if (inflight.get(clientId) === started) inflight.delete(clientId);
+    };
+    started.then(forget, forget);
+    return started;
+  };
+}

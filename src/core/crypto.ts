@@ -1,0 +1,113 @@
+/**
+ * Randomness, hashing and constant-time comparison. Web Crypto everywhere; on runtimes that offer
+ * `node:crypto` through `process.getBuiltinModule` (Node 20.16+, Bun, Deno) the synchronous SHA-256
+ * is used instead, which saves a thread-pool round trip per hash on the hot paths.
+ * @module
+ */
+
+import { builtinModule } from './builtins.js';
+
+type NodeCrypto = {
+  createHash(alg: 'sha256'): {
+    update(data: string): { digest(enc: 'base64url'): string; digest(): Uint8Array };
+  };
+};
+
+const nodeCrypto = builtinModule<NodeCrypto>('node:crypto');
+const encoder = new TextEncoder();
+
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Base64url without padding (RFC 4648 §5). */
+export function base64url(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]! + B64URL[(n >> 6) & 63]! + B64URL[n & 63]!;
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]!;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]! + B64URL[(n >> 6) & 63]!;
+  }
+  return out;
+}
+
+/**
+ * A source of random bytes; injectable for tests. Codes, tokens, client ids and secrets are drawn
+ * from it (256 bits for codes and tokens). Never replace the default (Web Crypto) in production.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage, type RandomSource } from 'portcullis';
+ *
+ * // Deterministic ids in a snapshot test.
+ * let counter = 0;
+ * const random: RandomSource = (length) => new Uint8Array(length).fill(counter++ % 256);
+ * createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), random });
+ * ```
+ * @see RFC 6749 §10.10 (credential guessing)
+ * @group Runtime
+ */
+export type RandomSource = (length: number) => Uint8Array<ArrayBuffer>;
+
+const POOL_SIZE = 4096;
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+
+/**
+ * Cryptographically secure random bytes from Web Crypto, drawn from a pool refilled 4 KiB at a time:
+ * one `getRandomValues` call costs about as much as the bytes of a hundred tokens.
+ */
+export const secureRandom: RandomSource = (length) => {
+  if (length > POOL_SIZE / 4) return crypto.getRandomValues(new Uint8Array(length));
+  if (poolOffset + length > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(POOL_SIZE));
+    poolOffset = 0;
+  }
+  const out = pool.slice(poolOffset, poolOffset + length);
+  // Bytes handed out are zeroed in the pool, so they can never be handed out twice.
+  pool.fill(0, poolOffset, poolOffset + length);
+  poolOffset += length;
+  return out;
+};
+
+/** A random base64url string with `bytes` bytes of entropy (256 bits by default). */
+export function randomToken(random: RandomSource, bytes = 32): string {
+  return base64url(random(bytes));
+}
+
+/** Base64url SHA-256 of a UTF-8 string. */
+export async function sha256(text: string): Promise<string> {
+  if (nodeCrypto !== undefined) return nodeCrypto.createHash('sha256').update(text).digest('base64url');
+  const digest = await crypto.subtle.digest('SHA-256', encoder.encode(text));
+  return base64url(new Uint8Array(digest));
+}
+
+/** Raw SHA-256 of a UTF-8 string. */
+export async function sha256Bytes(text: string): Promise<Uint8Array<ArrayBuffer>> {
+  if (nodeCrypto !== undefined) return new Uint8Array(nodeCrypto.createHash('sha256').update(text).digest());
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+}
+
+/**
+ * Compares two strings in time that depends only on the longer length, never on where they differ.
+ * Use it on fixed-length digests (the output of {@link sha256}), so length reveals nothing either.
+ */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const length = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < length; i++) {
+    diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  }
+  return diff === 0;
+}
+
+/** The PKCE S256 transform: base64url(SHA-256(ASCII(verifier))) (RFC 7636 §4.2). */
+export function s256(verifier: string): Promise<string> {
+  return sha256(verifier);
+}

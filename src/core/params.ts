@@ -1,0 +1,162 @@
+/**
+ * Strict parsing of query strings, form bodies and JSON bodies. Every malformed input becomes an
+ * {@link OAuthError}; nothing here throws anything else.
+ * @see RFC 6749 §3.1, §3.2 (parameters sent without a value are treated as omitted; no repeats)
+ * @module
+ */
+import { OAuthError, type OAuthErrorCode } from './errors.js';
+import { mediaType, type OAuthRequest } from './http.js';
+
+const MAX_PARAMS = 128;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decodeComponent(raw: string): string {
+  if (raw.indexOf('%') === -1 && raw.indexOf('+') === -1) return raw;
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    throw new OAuthError('invalid_request', 'a parameter has malformed percent-encoding or is not UTF-8');
+  }
+}
+
+/**
+ * The parameters of one request. `get` refuses repeated parameters (RFC 6749 §3.1) and treats an
+ * empty value as absent; `getAll` is for the few that may repeat (`resource`, RFC 8707 §2).
+ */
+export class Params {
+  readonly #values: Record<string, string[]>;
+
+  constructor(values: Record<string, string[]>) {
+    this.#values = values;
+  }
+
+  /** Parses `a=1&b=2` (no leading `?`). */
+  static parse(raw: string): Params {
+    const values: Record<string, string[]> = Object.create(null);
+    if (raw.length === 0) return new Params(values);
+    let count = 0;
+    let start = 0;
+    while (start <= raw.length) {
+      let end = raw.indexOf('&', start);
+      if (end === -1) end = raw.length;
+      if (end > start) {
+        if (++count > MAX_PARAMS) throw new OAuthError('invalid_request', 'too many parameters');
+        const eq = raw.indexOf('=', start);
+        const hasValue = eq !== -1 && eq < end;
+        const name = decodeComponent(raw.slice(start, hasValue ? eq : end));
+        const value = hasValue ? decodeComponent(raw.slice(eq + 1, end)) : '';
+        const list = values[name];
+        if (list === undefined) values[name] = [value];
+        else list.push(value);
+      }
+      start = end + 1;
+    }
+    return new Params(values);
+  }
+
+  /** The single value of `name`, or `undefined` when absent or empty. */
+  get(name: string): string | undefined {
+    const list = this.#values[name];
+    if (list === undefined) return undefined;
+    if (list.length > 1) {
+      throw new OAuthError('invalid_request', `the '${name}' parameter was given more than once`);
+    }
+    const value = list[0];
+    return value === '' ? undefined : value;
+  }
+
+  /** Every non-empty value of `name`, for parameters that may repeat. */
+  getAll(name: string): string[] {
+    const list = this.#values[name];
+    return list === undefined ? [] : list.filter((v) => v !== '');
+  }
+
+  /** True when `name` was sent at all (even empty). */
+  has(name: string): boolean {
+    return this.#values[name] !== undefined;
+  }
+
+  /** Names that were sent more than once. */
+  repeated(): string[] {
+    return Object.keys(this.#values).filter((k) => (this.#values[k]?.length ?? 0) > 1);
+  }
+
+  /** The raw value lists, for callers that forward parameters. */
+  entries(): [string, readonly string[]][] {
+    return Object.entries(this.#values);
+  }
+}
+
+/** Decodes the body as UTF-8, refusing invalid byte sequences. */
+export function bodyText(request: OAuthRequest, code: OAuthErrorCode = 'invalid_request'): string {
+  const body = request.body;
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new OAuthError(code, 'the request body is not valid UTF-8');
+  }
+}
+
+/** Body size in bytes; a string body is measured as the UTF-8 it stands for, not in UTF-16 units. */
+export function bodySize(request: OAuthRequest): number {
+  const body = request.body;
+  if (body === undefined) return 0;
+  if (typeof body !== 'string') return body.byteLength;
+  let bytes = body.length;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    // U+0080..U+07FF take 2 bytes, the rest of the BMP 3; each half of a surrogate pair adds 1 (4 in all).
+    if (c >= 0x80) bytes += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
+}
+
+/**
+ * Parses an `application/x-www-form-urlencoded` body (RFC 6749 §3.2). Any other media type, a JSON
+ * body included, is `invalid_request` with 400 (never 415).
+ */
+export function parseFormBody(request: OAuthRequest): Params {
+  const type = mediaType(request);
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new OAuthError(
+      'invalid_request',
+      type === undefined
+        ? 'the request needs an application/x-www-form-urlencoded body'
+        : `the body must be application/x-www-form-urlencoded, not ${type}`,
+    );
+  }
+  return Params.parse(bodyText(request));
+}
+
+/** The query string of a request as {@link Params}. */
+export function parseQuery(request: OAuthRequest): Params {
+  const url = request.url;
+  const q = url.indexOf('?');
+  if (q === -1) return Params.parse('');
+  const hash = url.indexOf('#', q);
+  return Params.parse(url.slice(q + 1, hash === -1 ? url.length : hash));
+}
+
+/**
+ * Parses a JSON object body. Wrong media type, invalid UTF-8, invalid JSON and non-object values all
+ * become `code` (for registration, `invalid_client_metadata`) with 400.
+ */
+export function parseJsonObject(request: OAuthRequest, code: OAuthErrorCode): Record<string, unknown> {
+  const type = mediaType(request);
+  if (type !== 'application/json') {
+    throw new OAuthError(code, `the body must be application/json, not ${type ?? 'missing'}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(bodyText(request, code));
+  } catch (error) {
+    if (error instanceof OAuthError) throw error;
+    throw new OAuthError(code, 'the body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new OAuthError(code, 'the body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,114 @@
+/**
+ * The consent decision (`POST {authorizationDecision}`): the only thing the browser contributes is
+ * `allow` or `deny`. The pending request, its scopes and redirect come from storage; the form's
+ * CSRF token must match the one bound to this user's session and this request.
+ * @module
+ */
+import { sha256, timingSafeEqual } from '../core/crypto.js';
+import { OAuthError, toOAuthError } from '../core/errors.js';
+import { methodNotAllowed, type OAuthRequest, type OAuthResponse } from '../core/http.js';
+import { parseFormBody } from '../core/params.js';
+import { errorPageFor } from '../pages/html.js';
+import { errorRedirect, issueCode } from '../protocol/authorization-response.js';
+import { currentUser } from '../protocol/session.js';
+import type { ServerContext } from '../server-context.js';
+
+/**
+ * Refuses cross-site form posts (AZ-22): a foreign `Origin`, or `Sec-Fetch-Site: cross-site`. The
+ * consent page sends `Referrer-Policy: no-referrer`, under which browsers post `Origin: null`
+ * (Fetch, "serializing a request origin"): that value proves nothing either way, so the CSRF token
+ * bound to the session and to this request decides.
+ */
+function checkSameOrigin(ctx: ServerContext, request: OAuthRequest): void {
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== 'null' && origin !== ctx.config.origin) {
+    throw new OAuthError('access_denied', 'the consent form was posted from another site', { status: 403 });
+  }
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') {
+    throw new OAuthError('access_denied', 'the consent form was posted from another site', { status: 403 });
+  }
+}
+
+/**
+ * Handles the consent decision and redirects (303) with a code, or with `access_denied`.
+ *
+ * @throws nothing: forged, stale or foreign submissions answer a 400/403 page and issue no code
+ * @see RFC 6749 §4.1.2, §10.12 (CSRF); RFC 9700 §4.12 (303 after POST)
+ */
+export async function handleAuthorizeDecision(
+  ctx: ServerContext,
+  request: OAuthRequest,
+): Promise<OAuthResponse> {
+  const { config } = ctx;
+  const page = (error: unknown) => errorPageFor(config.metadata.serviceName, error);
+  try {
+    if (request.method !== 'POST') throw methodNotAllowed(['POST']);
+    checkSameOrigin(ctx, request);
+    const params = parseFormBody(request);
+    const requestId = params.get('request_id');
+    const csrf = params.get('csrf_token');
+    const decision = params.get('decision');
+    if (requestId === undefined || csrf === undefined)
+      throw new OAuthError('invalid_request', 'the consent form is incomplete');
+    if (decision !== 'allow' && decision !== 'deny')
+      throw new OAuthError('invalid_request', 'decision must be allow or deny');
+
+    const user = await currentUser(ctx, request);
+    if (user === null)
+      throw new OAuthError('access_denied', 'you are no longer signed in; start again', { status: 403 });
+    const idHash = await sha256(requestId);
+    const pending = await config.storage.getPendingAuthorization(idHash, ctx.now());
+    if (pending === null)
+      throw new OAuthError(
+        'invalid_request',
+        'this authorization request has expired or was already completed',
+      );
+    const sameSession = pending.sessionId === undefined || pending.sessionId === user.sessionId;
+    const csrfOk = pending.csrfHash !== undefined && timingSafeEqual(await sha256(csrf), pending.csrfHash);
+    if (pending.userId !== user.id || !sameSession || !csrfOk) {
+      throw new OAuthError('access_denied', 'the consent form does not belong to this session', {
+        status: 403,
+      });
+    }
+    // Single use: of two concurrent submissions only one proceeds.
+    if ((await config.storage.consumePendingAuthorization(idHash, ctx.now())) === null) {
+      throw new OAuthError('invalid_request', 'this authorization request was already completed');
+    }
+
+    const authRequest = pending.request;
+    const target = { redirectUri: authRequest.redirectUri, state: authRequest.state };
+    try {
+      if (decision === 'deny') {
+        ctx.emit({ type: 'consent.denied', clientId: authRequest.clientId, userId: user.id });
+        throw new OAuthError('access_denied', 'the user denied the request');
+      }
+      const client = await ctx.getClient(authRequest.clientId);
+      if (client === null) throw new OAuthError('invalid_client', 'the client is no longer registered');
+      // The scopes are recomputed server-side; nothing from the form widens them (ATK-22).
+      const scope = await config.scopePolicy.grantable(user.id, client, authRequest.scope);
+      if (scope.length === 0)
+        throw new OAuthError('access_denied', 'the user cannot grant any of the requested scopes');
+      if (config.consent.remember) {
+        const now = ctx.now();
+        const previous = await config.storage.getConsent(user.id, client.clientId);
+        await config.storage.saveConsent({
+          userId: user.id,
+          clientId: client.clientId,
+          scope: [...new Set([...(previous?.scope ?? []), ...scope])],
+          resources: [...new Set([...(previous?.resources ?? []), ...authRequest.resources])],
+          createdAt: previous?.createdAt ?? now,
+          updatedAt: now,
+        });
+      }
+      ctx.emit({ type: 'consent.granted', clientId: client.clientId, userId: user.id, scope });
+      return await issueCode(ctx, authRequest, scope, { id: user.id, authTime: user.authTime });
+    } catch (error) {
+      const e = toOAuthError(error);
+      if (e.status >= 500) config.runtime.logger.error('consent decision failed', { error: String(error) });
+      return errorRedirect(ctx, target, e);
+    }
+  } catch (error) {
+    return page(error);
+  }
+}

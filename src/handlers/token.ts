@@ -1,0 +1,67 @@
+/**
+ * The token endpoint (RFC 6749 §3.2): parse the form, authenticate the client, check the grant type
+ * is supported and registered, run the grant, answer JSON with `Cache-Control: no-store`.
+ * @module
+ */
+import { OAuthError } from '../core/errors.js';
+import {
+  jsonResponse,
+  methodNotAllowed,
+  NO_STORE,
+  type OAuthRequest,
+  type OAuthResponse,
+} from '../core/http.js';
+import { parseFormBody, parseQuery } from '../core/params.js';
+import { enforceRateLimit } from '../core/rate-limit.js';
+import { authorizationCodeGrant } from '../grants/authorization-code.js';
+import { refreshTokenGrant } from '../grants/refresh-token.js';
+import { authenticateClient } from '../protocol/client-auth.js';
+import type { ServerContext } from '../server-context.js';
+
+const SUPPORTED = new Set(['authorization_code', 'refresh_token']);
+// Credentials and grants in the URL end up in logs and Referer headers (RFC 6749 §2.3.1).
+const BODY_ONLY = ['client_secret', 'code', 'refresh_token', 'code_verifier'];
+
+/**
+ * `POST {token_endpoint}`.
+ *
+ * @throws OAuthError `invalid_request`, `invalid_client` (400, or 401 + `WWW-Authenticate` after Basic),
+ * `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_target`,
+ * `too_many_requests` (429)
+ * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.5; RFC 8707 §2.2; OIDC Core §3.1.3
+ */
+export async function handleToken(ctx: ServerContext, request: OAuthRequest): Promise<OAuthResponse> {
+  if (request.method !== 'POST') throw methodNotAllowed(['POST']);
+  const { config } = ctx;
+  const ip = config.clientIp(request);
+  await enforceRateLimit(config.rateLimiter, 'token', ip === undefined ? undefined : `ip:${ip}`);
+  const query = parseQuery(request);
+  for (const name of BODY_ONLY) {
+    if (query.has(name))
+      throw new OAuthError('invalid_request', `${name} must be sent in the request body, never in the URL`);
+  }
+  const params = parseFormBody(request);
+  const repeated = params.repeated().filter((name) => name !== 'resource');
+  if (repeated.length > 0) {
+    throw new OAuthError('invalid_request', `the '${repeated[0]}' parameter was given more than once`);
+  }
+  const grantType = params.get('grant_type');
+  if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
+  if (!SUPPORTED.has(grantType)) {
+    throw new OAuthError(
+      'unsupported_grant_type',
+      'only the authorization_code and refresh_token grants are supported',
+    );
+  }
+
+  const client = await authenticateClient(ctx, request, params);
+  await enforceRateLimit(config.rateLimiter, 'token', `client:${client.clientId}`);
+  if (!(client.metadata.grant_types as readonly string[]).includes(grantType)) {
+    throw new OAuthError('unauthorized_client', `the client is not registered for the ${grantType} grant`);
+  }
+  const body =
+    grantType === 'authorization_code'
+      ? await authorizationCodeGrant(ctx, client, params)
+      : await refreshTokenGrant(ctx, client, params);
+  return jsonResponse(200, body, NO_STORE);
+}

@@ -1,0 +1,66 @@
+/**
+ * Responses of the authorization endpoint once the redirect URI is validated: the code redirect
+ * and the error redirect, both carrying `state` and `iss` (RFC 6749 §4.1.2, RFC 9207 §2).
+ * @module
+ */
+import { randomToken, sha256 } from '../core/crypto.js';
+import type { OAuthError } from '../core/errors.js';
+import { type OAuthResponse, redirectResponse } from '../core/http.js';
+import type { ServerContext } from '../server-context.js';
+import type { AuthorizationRequest } from '../storage/types.js';
+import { appendQuery } from './redirect-uri.js';
+
+/** Where a validated authorization request answers. */
+export interface RedirectTarget {
+  readonly redirectUri: string;
+  readonly state: string | undefined;
+}
+
+/** Redirects an error to the validated redirect URI with `error`, `error_description`, `state`, `iss`. */
+export function errorRedirect(ctx: ServerContext, target: RedirectTarget, error: OAuthError): OAuthResponse {
+  return redirectResponse(
+    appendQuery(target.redirectUri, {
+      error: error.code,
+      error_description: error.description,
+      state: target.state,
+      iss: ctx.config.issuer,
+    }),
+  );
+}
+
+/**
+ * Issues an authorization code bound to everything it will be checked against, and redirects to
+ * the client with `code`, `state` and `iss`.
+ * @see RFC 6749 §4.1.2, RFC 7636 §4.4, RFC 9207 §2
+ */
+export async function issueCode(
+  ctx: ServerContext,
+  request: AuthorizationRequest,
+  scope: readonly string[],
+  user: { readonly id: string; readonly authTime: number },
+): Promise<OAuthResponse> {
+  const { config } = ctx;
+  const now = ctx.now();
+  const code = randomToken(config.runtime.random, 32);
+  const grantId = randomToken(config.runtime.random, 16);
+  await config.storage.createAuthorizationCode({
+    codeHash: await sha256(code),
+    grantId,
+    clientId: request.clientId,
+    userId: user.id,
+    redirectUri: request.redirectUri,
+    redirectUriSent: request.redirectUriSent,
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: request.codeChallengeMethod,
+    scope,
+    resources: request.resources,
+    ...(request.nonce === undefined ? {} : { nonce: request.nonce }),
+    authTime: user.authTime,
+    createdAt: now,
+    expiresAt: now + config.tokens.codeTtlSeconds,
+  });
+  ctx.emit({ type: 'code.issued', clientId: request.clientId, userId: user.id, grantId });
+  return redirectResponse(
+    appendQuery(request.redirectUri, { code, state: request.state, iss: config.issuer }),
+  );
+}

@@ -1,0 +1,122 @@
+/**
+ * Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3):
+ * `none`, `client_secret_post`, and `client_secret_basic` where enabled. Secrets are compared as
+ * SHA-256 digests in constant time; an unknown client and a wrong secret fail identically.
+ * @module
+ */
+import { sha256, timingSafeEqual } from '../core/crypto.js';
+import { OAuthError } from '../core/errors.js';
+import { type OAuthRequest, singleCredentialHeader } from '../core/http.js';
+import type { Params } from '../core/params.js';
+import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
+import type { ServerContext } from '../server-context.js';
+import type { ClientRecord } from '../storage/types.js';
+
+/** How the client presented itself. */
+export interface PresentedCredentials {
+  readonly clientId: string;
+  readonly secret: string | undefined;
+  readonly method: 'none' | 'client_secret_post' | 'client_secret_basic';
+}
+
+// A digest no secret hashes to, compared when the client is unknown so both paths do the same work.
+const NO_SECRET_HASH = 'A'.repeat(43);
+
+function basicRealmError(ctx: ServerContext, description: string): OAuthError {
+  return new OAuthError('invalid_client', description, {
+    status: 401,
+    headers: { 'www-authenticate': `Basic realm="${ctx.config.issuer}", charset="UTF-8"` },
+  });
+}
+
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    throw new OAuthError('invalid_request', 'the Basic credentials are not form-urlencoded UTF-8');
+  }
+}
+
+/** Reads the credentials from the `Authorization: Basic` header and the body, refusing two at once. */
+export function presentedCredentials(
+  ctx: ServerContext,
+  request: OAuthRequest,
+  params: Params,
+): PresentedCredentials {
+  const header = singleCredentialHeader(request, 'authorization');
+  const bodyId = params.get('client_id');
+  const bodySecret = params.get('client_secret');
+  if (header !== undefined) {
+    const space = header.indexOf(' ');
+    const scheme = (space === -1 ? header : header.slice(0, space)).toLowerCase();
+    if (scheme !== 'basic')
+      throw basicRealmError(ctx, 'clients authenticate with client_secret_post or Basic');
+    if (bodySecret !== undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'client credentials were sent both in the Authorization header and in the body',
+      );
+    }
+    if (!ctx.config.clientSecretBasic)
+      throw basicRealmError(ctx, 'client_secret_basic is not enabled; use client_secret_post');
+    let decoded: string;
+    try {
+      decoded = atob(header.slice(space + 1).trim());
+    } catch {
+      throw basicRealmError(ctx, 'the Basic credentials are not valid base64');
+    }
+    const colon = decoded.indexOf(':');
+    if (colon === -1) throw basicRealmError(ctx, 'the Basic credentials must be client_id:client_secret');
+    // RFC 6749 §2.3.1: id and secret are form-urlencoded before base64.
+    const clientId = formDecode(decoded.slice(0, colon));
+    const secret = formDecode(decoded.slice(colon + 1));
+    if (bodyId !== undefined && bodyId !== clientId) {
+      throw new OAuthError('invalid_request', 'client_id in the body differs from the Basic credentials');
+    }
+    return { clientId, secret, method: 'client_secret_basic' };
+  }
+  if (bodyId === undefined) throw new OAuthError('invalid_request', 'client_id is required');
+  return {
+    clientId: bodyId,
+    secret: bodySecret,
+    method: bodySecret === undefined ? 'none' : 'client_secret_post',
+  };
+}
+
+/**
+ * Authenticates the client of a request. Returns the client record, or throws `invalid_client`
+ * (401 with `WWW-Authenticate: Basic` when Basic was used, 400 otherwise), or `too_many_requests`
+ * once the client has failed too often.
+ */
+export async function authenticateClient(
+  ctx: ServerContext,
+  request: OAuthRequest,
+  params: Params,
+): Promise<ClientRecord> {
+  const presented = presentedCredentials(ctx, request, params);
+  const fail = async (known: boolean): Promise<never> => {
+    ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
+    // Only known clients are counted: random ids would otherwise crowd real clients out of the limiter.
+    if (known) await enforceRateLimit(ctx.config.rateLimiter, 'client_auth_failure', presented.clientId);
+    const description = 'client authentication failed';
+    throw presented.method === 'client_secret_basic'
+      ? basicRealmError(ctx, description)
+      : new OAuthError('invalid_client', description);
+  };
+  if (presented.secret !== undefined) {
+    // A client that keeps failing stays blocked even if a later guess is right.
+    await assertWithinRateLimit(ctx.config.rateLimiter, 'client_auth_failure', presented.clientId);
+  }
+  const client = await ctx.getClient(presented.clientId);
+  const expectedHash = client?.secretHash ?? NO_SECRET_HASH;
+  const presentedHash = presented.secret === undefined ? '' : await sha256(presented.secret);
+  if (client === null) return fail(false);
+  const registered = client.metadata.token_endpoint_auth_method;
+  if (registered === 'none') {
+    if (presented.method !== 'none') return fail(true);
+    return client;
+  }
+  if (presented.method !== registered) return fail(true);
+  if (!timingSafeEqual(presentedHash, expectedHash)) return fail(true);
+  return client;
+}

@@ -1,0 +1,113 @@
+/**
+ * Field rules for self-asserted client metadata, shared by dynamic registration (RFC 7591) and
+ * Client ID Metadata Documents. Display text and URLs are stored raw and escaped wherever shown;
+ * these rules only cap their size and refuse what no honest client sends.
+ * @see RFC 7591 §2, §5 (self-asserted metadata); OAuth 2.1 §7.11
+ * @module
+ */
+import { z } from 'zod';
+import { MAX_URL_LENGTH, parseHttpsUrl } from './url.js';
+
+// Control and format characters (bidi overrides, zero-width joiners) make names that lie on screen.
+const DISPLAY_TEXT = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]*$/u;
+
+/**
+ * A zod schema for display text (`client_name`, `contacts`, ...): at most `max` characters, no
+ * control, format or line/paragraph separator characters.
+ *
+ * @param max - the length cap
+ * @returns the schema
+ * @see RFC 7591 §2; OAuth 2.1 §7.11
+ * @example
+ * ```ts
+ * displayText(200).safeParse('My\u202eApp').success; // false (right-to-left override)
+ * ```
+ */
+export const displayText = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .regex(DISPLAY_TEXT, 'must not contain control or formatting characters');
+
+/**
+ * A zod schema for a metadata URL (`client_uri`, `logo_uri`, `policy_uri`, `tos_uri`): an https URL
+ * by the raw-string grammar of `protocol/url.ts` (no user info, no fragment, no numeric host forms).
+ * `javascript:` and `data:` URLs therefore never pass.
+ *
+ * @see RFC 7591 §2, §5
+ * @example
+ * ```ts
+ * httpsUri.safeParse('javascript:alert(1)').success; // false
+ * ```
+ */
+export const httpsUri = z
+  .string()
+  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+  .superRefine((value, ctx) => {
+    const result = parseHttpsUrl(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: `must be an https URL: it ${result.problem}` });
+  });
+
+/**
+ * The RFC 7591 §2 members that dynamic registration and metadata documents both accept, with the
+ * same rules (zod shape). Each caller adds what differs: which members are required, and how
+ * `token_endpoint_auth_method` and `application_type` are decided.
+ *
+ * @see RFC 7591 §2
+ * @example
+ * ```ts
+ * const schema = z.object({ ...clientMetadataFields, client_name: displayText(200) });
+ * ```
+ */
+export const clientMetadataFields = {
+  redirect_uris: z.array(z.string(), 'must be an array of strings'),
+  grant_types: z.array(z.string(), 'must be an array of strings').optional(),
+  response_types: z.array(z.string(), 'must be an array of strings').optional(),
+  client_name: displayText(200).optional(),
+  client_uri: httpsUri.optional(),
+  logo_uri: httpsUri.optional(),
+  policy_uri: httpsUri.optional(),
+  tos_uri: httpsUri.optional(),
+  contacts: z.array(displayText(320)).max(10, 'at most 10 contacts').optional(),
+  scope: z.string().max(4096).optional(),
+  software_id: displayText(200).optional(),
+  software_version: displayText(200).optional(),
+  id_token_signed_response_alg: z.enum(['RS256', 'ES256'], 'must be RS256 or ES256').optional(),
+};
+
+/** The grant types a client may hold: the authorization code flow and its refresh tokens. */
+export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'refresh_token']);
+
+/**
+ * Checks `grant_types` and `response_types` against what this server offers and against each
+ * other (RFC 7591 §2.1: the `code` response type needs the `authorization_code` grant).
+ *
+ * @param grantTypes - the effective grant types
+ * @param responseTypes - the effective response types
+ * @returns `undefined`, or `[field, problem]` for the first rule broken
+ * @see RFC 7591 §2.1
+ * @example
+ * ```ts
+ * grantTypesProblem(['refresh_token'], ['code']); // ['grant_types', "the 'code' response type needs ..."]
+ * ```
+ */
+export function grantTypesProblem(
+  grantTypes: readonly string[],
+  responseTypes: readonly string[],
+): readonly [field: string, problem: string] | undefined {
+  for (const g of grantTypes) {
+    if (!SUPPORTED_GRANT_TYPES.has(g)) {
+      return ['grant_types', `'${g}' is not supported; use authorization_code and refresh_token`];
+    }
+  }
+  for (const r of responseTypes) {
+    if (r !== 'code') return ['response_types', `'${r}' is not supported; use code`];
+  }
+  if (responseTypes.length === 0 || !grantTypes.includes('authorization_code')) {
+    return [
+      'grant_types',
+      "the 'code' response type needs the authorization_code grant (RFC 7591 section 2.1)",
+    ];
+  }
+  return undefined;
+}

@@ -1,0 +1,277 @@
+/**
+ * Versioned schema migrations of the SQL storage. Each migration runs once per schema, recorded in
+ * `<schema>.portcullis_migrations`; all pending ones run in one transaction behind an advisory lock,
+ * so several processes starting at once migrate exactly once and the others wait, then see it done.
+ * The schema itself is documented in docs/storage.md; keep the two in step.
+ * @module
+ */
+import type { SqlExecutor, SqlQueryable } from './executor.js';
+import { quoteSchema } from './schema-name.js';
+
+/** One step of the schema's history. Never edit a released migration: add the next one. */
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  /** Single statements (drivers run one statement per call), given the quoted schema. */
+  statements(s: string): readonly string[];
+}
+
+// Conventions: times are epoch seconds in `bigint`; ids and hashes are `text COLLATE "C"` (byte
+// order: fast comparisons, and the same order as JavaScript's `<` for the tie-break of lists);
+// arrays of scopes and resources are `text[]`; opaque nested documents are `jsonb`.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    statements: (s) => [
+      `CREATE TABLE ${s}.clients (
+        client_id text COLLATE "C" PRIMARY KEY,
+        secret_hash text,
+        metadata jsonb NOT NULL,
+        origin text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint
+      )`,
+      `CREATE INDEX clients_expires_at_idx ON ${s}.clients (expires_at) WHERE expires_at IS NOT NULL`,
+
+      `CREATE TABLE ${s}.pending_authorizations (
+        id_hash text COLLATE "C" PRIMARY KEY,
+        request jsonb NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        user_id text,
+        session_id text,
+        csrf_hash text
+      )`,
+      `CREATE INDEX pending_authorizations_expires_at_idx ON ${s}.pending_authorizations (expires_at)`,
+
+      `CREATE TABLE ${s}.authorization_codes (
+        code_hash text COLLATE "C" PRIMARY KEY,
+        grant_id text COLLATE "C" NOT NULL,
+        client_id text NOT NULL,
+        user_id text NOT NULL,
+        redirect_uri text NOT NULL,
+        redirect_uri_sent boolean NOT NULL,
+        code_challenge text NOT NULL,
+        code_challenge_method text NOT NULL,
+        scope text[] NOT NULL,
+        resources text[] NOT NULL,
+        nonce text,
+        auth_time bigint NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        consumed_at bigint
+      )`,
+      `CREATE INDEX authorization_codes_expires_at_idx ON ${s}.authorization_codes (expires_at)`,
+
+      // A row with only grant_id and revoked_at is the placeholder revokeGrant leaves for an id not
+      // created yet: its primary key makes the later createGrant fail.
+      `CREATE TABLE ${s}.grants (
+        grant_id text COLLATE "C" PRIMARY KEY,
+        client_id text COLLATE "C",
+        user_id text COLLATE "C",
+        scope text[],
+        resources text[],
+        auth_time bigint,
+        created_at bigint,
+        expires_at bigint,
+        revoked_at bigint,
+        CONSTRAINT grants_record_or_revoked_placeholder CHECK (client_id IS NOT NULL OR revoked_at IS NOT NULL)
+      )`,
+      `CREATE INDEX grants_user_active_idx ON ${s}.grants (user_id, created_at DESC, grant_id) WHERE revoked_at IS NULL`,
+      `CREATE INDEX grants_client_id_idx ON ${s}.grants (client_id)`,
+      `CREATE INDEX grants_expires_at_idx ON ${s}.grants (expires_at)`,
+      `CREATE INDEX grants_revoked_at_idx ON ${s}.grants (revoked_at) WHERE revoked_at IS NOT NULL`,
+
+      // Tokens belong to a grant: deleting an expired grant deletes its tokens.
+      `CREATE TABLE ${s}.access_tokens (
+        token_hash text COLLATE "C" PRIMARY KEY,
+        jti text NOT NULL,
+        grant_id text COLLATE "C" NOT NULL REFERENCES ${s}.grants (grant_id) ON DELETE CASCADE,
+        client_id text NOT NULL,
+        user_id text NOT NULL,
+        scope text[] NOT NULL,
+        audience text[] NOT NULL,
+        issued_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        revoked_at bigint
+      )`,
+      `CREATE INDEX access_tokens_grant_id_idx ON ${s}.access_tokens (grant_id)`,
+      `CREATE INDEX access_tokens_expires_at_idx ON ${s}.access_tokens (expires_at)`,
+
+      `CREATE TABLE ${s}.refresh_tokens (
+        token_hash text COLLATE "C" PRIMARY KEY,
+        grant_id text COLLATE "C" NOT NULL REFERENCES ${s}.grants (grant_id) ON DELETE CASCADE,
+        client_id text NOT NULL,
+        user_id text NOT NULL,
+        scope text[] NOT NULL,
+        resources text[] NOT NULL,
+        issued_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        rotated_at bigint,
+        successor_hash text,
+        sealed_successor text,
+        revoked_at bigint
+      )`,
+      `CREATE INDEX refresh_tokens_grant_id_idx ON ${s}.refresh_tokens (grant_id)`,
+      `CREATE INDEX refresh_tokens_expires_at_idx ON ${s}.refresh_tokens (expires_at)`,
+
+      // No foreign key to clients: consents and grants may name clients that are not stored
+      // (Client ID Metadata Documents are fetched, not registered).
+      `CREATE TABLE ${s}.consents (
+        user_id text COLLATE "C" NOT NULL,
+        client_id text COLLATE "C" NOT NULL,
+        scope text[] NOT NULL,
+        resources text[] NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (user_id, client_id)
+      )`,
+      `CREATE INDEX consents_client_id_idx ON ${s}.consents (client_id)`,
+
+      // A handful of rows: no index beyond the key. `position` keeps insertion order for ties.
+      `CREATE TABLE ${s}.signing_keys (
+        kid text COLLATE "C" PRIMARY KEY,
+        alg text NOT NULL,
+        private_jwk text NOT NULL,
+        created_at bigint NOT NULL,
+        activates_at bigint NOT NULL,
+        retires_at bigint,
+        expires_at bigint,
+        position bigint GENERATED ALWAYS AS IDENTITY
+      )`,
+    ],
+  },
+];
+
+/** The schema version this release of the library expects. */
+export const LATEST_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * What a migration run did.
+ *
+ * @example
+ * ```ts
+ * import { type MigrationReport, migrate } from 'portcullis/postgres';
+ *
+ * const report: MigrationReport = await migrate({ connectionString: process.env.DATABASE_URL ?? '' });
+ * if (report.applied.length === 0) console.log(`schema ${report.schema} already at version ${report.toVersion}`);
+ * ```
+ * @see docs/storage.md, "Migrations"
+ * @group Storage
+ */
+export interface MigrationReport {
+  /** The schema migrated. */
+  readonly schema: string;
+  /** The version before, 0 for a schema that had no storage tables. */
+  readonly fromVersion: number;
+  /** The version now. */
+  readonly toVersion: number;
+  /** The versions applied by this call, in order; empty when the schema was up to date. */
+  readonly applied: readonly number[];
+}
+
+/**
+ * The schema version recorded in the database, 0 when the storage tables do not exist yet.
+ *
+ * @param db - where to look
+ * @param schema - the (unquoted) schema name
+ * @returns the highest applied migration version
+ * @throws TypeError on an invalid schema name
+ * @example
+ * ```ts
+ * if ((await schemaVersion(executor, 'portcullis')) < LATEST_VERSION) console.warn('migrate first');
+ * ```
+ */
+export async function schemaVersion(db: SqlQueryable, schema: string): Promise<number> {
+  const s = quoteSchema(schema);
+  // to_regclass first: reading a table that does not exist would abort a surrounding transaction.
+  const [found] = await db.query<{ present: boolean }>(
+    { text: 'SELECT to_regclass($1) IS NOT NULL AS present' },
+    [`${s}.portcullis_migrations`],
+  );
+  if (found?.present !== true) return 0;
+  const [row] = await db.query<{ version: number | null }>(
+    { text: `SELECT max(version) AS version FROM ${s}.portcullis_migrations` },
+    [],
+  );
+  return row?.version ?? 0;
+}
+
+/**
+ * Brings a schema up to {@link LATEST_VERSION}. Idempotent, and safe when several processes call it
+ * at once: pending migrations run in one transaction after `pg_advisory_xact_lock` on the schema's
+ * name, and whoever gets the lock second finds nothing left to do.
+ *
+ * @param executor - the database
+ * @param schema - the (unquoted) schema name; created when missing
+ * @param now - epoch seconds, recorded as `applied_at`
+ * @returns what was applied
+ * @throws TypeError on an invalid schema name; the driver's error when a statement fails (the
+ *   transaction is rolled back and the schema left as it was)
+ * @example
+ * ```ts
+ * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 1, applied: [1] }
+ * ```
+ */
+export async function migrateSchema(
+  executor: SqlExecutor,
+  schema: string,
+  now: number,
+): Promise<MigrationReport> {
+  try {
+    return await migrateOnce(executor, schema, now);
+  } catch (error) {
+    // Another process migrated while this one waited for the lock, but this connection's catalog
+    // cache still said the schema was missing (PostgreSQL, seen on a connection that had run DDL
+    // before): creating it then fails as a duplicate. A new transaction sees what was committed,
+    // and finds nothing left to do.
+    if (!isDuplicateObjectError(error)) throw error;
+    return migrateOnce(executor, schema, now);
+  }
+}
+
+/** Unique violation, duplicate schema, table or object: what creating an existing object raises. */
+function isDuplicateObjectError(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === '23505' || code === '42P06' || code === '42P07' || code === '42710';
+}
+
+async function migrateOnce(executor: SqlExecutor, schema: string, now: number): Promise<MigrationReport> {
+  const s = quoteSchema(schema);
+  const fromVersion = await schemaVersion(executor, schema);
+  if (fromVersion >= LATEST_VERSION) {
+    // Up to date: no lock and no CREATE SCHEMA, which needs a privilege the runtime role may lack.
+    return { schema, fromVersion, toVersion: fromVersion, applied: [] };
+  }
+  return executor.transaction(async (tx) => {
+    await tx.query({ text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))' }, [
+      `portcullis.migrate:${schema}`,
+    ]);
+    await tx.query({ text: `CREATE SCHEMA IF NOT EXISTS ${s}` }, []);
+    await tx.query(
+      {
+        text: `CREATE TABLE IF NOT EXISTS ${s}.portcullis_migrations (
+          version integer PRIMARY KEY,
+          name text NOT NULL,
+          applied_at bigint NOT NULL
+        )`,
+      },
+      [],
+    );
+    // Read again under the lock: another process may have migrated while we waited.
+    const current = await schemaVersion(tx, schema);
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      for (const text of migration.statements(s)) await tx.query({ text }, []);
+      await tx.query(
+        { text: `INSERT INTO ${s}.portcullis_migrations (version, name, applied_at) VALUES ($1, $2, $3)` },
+        [migration.version, migration.name, now],
+      );
+      applied.push(migration.version);
+    }
+    return { schema, fromVersion: current, toVersion: Math.max(current, LATEST_VERSION), applied };
+  });
+}

@@ -1,0 +1,11 @@
+/**
+ * `portcullis/testing`: the storage conformance kit, for our adapters and yours.
+ * @module portcullis/testing
+ */
+
+export type {
+  ConformanceMatchers,
+  ConformanceRunner,
+  StorageConformanceOptions,
+} from './storage-conformance.js';
+export { fixtures, runStorageConformance } from './storage-conformance.js';

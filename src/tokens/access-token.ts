@@ -1,0 +1,70 @@
+/**
+ * Access tokens: RFC 9068 JWTs (`typ: at+jwt`) or opaque strings. Either way a record keyed by the
+ * token's hash goes to storage, which is what makes revocation exact.
+ * @module
+ */
+import { randomToken, sha256 } from '../core/crypto.js';
+import type { ServerContext } from '../server-context.js';
+import type { AccessTokenRecord } from '../storage/types.js';
+import { signJwt } from './jws.js';
+
+/** What an access token is issued for. */
+export interface AccessTokenInput {
+  readonly grantId: string;
+  readonly clientId: string;
+  readonly userId: string;
+  readonly scope: readonly string[];
+  readonly audience: readonly string[];
+  readonly authTime?: number;
+}
+
+/** A minted access token: the string for the client and the record for storage. */
+export interface MintedAccessToken {
+  readonly token: string;
+  readonly record: AccessTokenRecord;
+  readonly expiresIn: number;
+}
+
+/**
+ * Mints an access token.
+ * @see RFC 9068 §2.2 (claims), §2.1 (`typ: at+jwt`)
+ */
+export async function mintAccessToken(
+  ctx: ServerContext,
+  input: AccessTokenInput,
+): Promise<MintedAccessToken> {
+  const { config } = ctx;
+  const now = ctx.now();
+  const ttl = config.tokens.accessTokenTtlSeconds;
+  const jti = randomToken(config.runtime.random, 16);
+  let token: string;
+  if (config.tokens.accessTokenFormat === 'opaque') {
+    token = randomToken(config.runtime.random, 32);
+  } else {
+    const key = await ctx.keys.signingKey(config.keys.accessTokenAlg);
+    // RFC 9068 §2.2 claims; `aud` is a string when there is one resource.
+    token = await signJwt(key, 'at+jwt', {
+      iss: config.issuer,
+      sub: input.userId,
+      aud: input.audience.length === 1 ? input.audience[0] : input.audience,
+      exp: now + ttl,
+      iat: now,
+      jti,
+      client_id: input.clientId,
+      scope: input.scope.join(' '),
+      ...(input.authTime === undefined ? {} : { auth_time: input.authTime }),
+    });
+  }
+  const record: AccessTokenRecord = {
+    tokenHash: await sha256(token),
+    jti,
+    grantId: input.grantId,
+    clientId: input.clientId,
+    userId: input.userId,
+    scope: input.scope,
+    audience: input.audience,
+    issuedAt: now,
+    expiresAt: now + ttl,
+  };
+  return { token, record, expiresIn: ttl };
+}

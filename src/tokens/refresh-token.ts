@@ -1,0 +1,99 @@
+/**
+ * Refresh tokens: opaque, 256 bits, stored as hashes. For the optional grace period, the successor
+ * is sealed with a key derived from its predecessor's value, so only someone holding the old token
+ * can recover the new one and nothing readable is stored.
+ * @module
+ */
+import { base64url, randomToken, sha256, sha256Bytes } from '../core/crypto.js';
+import type { ServerContext } from '../server-context.js';
+import type { RefreshTokenRecord } from '../storage/types.js';
+
+/** A new refresh token and its record. */
+export interface MintedRefreshToken {
+  readonly token: string;
+  readonly record: RefreshTokenRecord;
+}
+
+/** Mints a refresh token for a grant. */
+export async function mintRefreshToken(
+  ctx: ServerContext,
+  grant: {
+    readonly grantId: string;
+    readonly clientId: string;
+    readonly userId: string;
+    readonly scope: readonly string[];
+    readonly resources: readonly string[];
+    /** The grant's absolute expiry, when known; storage enforces it either way. */
+    readonly expiresAt?: number;
+  },
+): Promise<MintedRefreshToken> {
+  const now = ctx.now();
+  const token = randomToken(ctx.config.runtime.random, 32);
+  return {
+    token,
+    record: {
+      tokenHash: await sha256(token),
+      grantId: grant.grantId,
+      clientId: grant.clientId,
+      userId: grant.userId,
+      scope: grant.scope,
+      resources: grant.resources,
+      issuedAt: now,
+      expiresAt: Math.min(
+        now + ctx.config.tokens.refreshTokenIdleTtlSeconds,
+        grant.expiresAt ?? Number.POSITIVE_INFINITY,
+      ),
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function sealingKey(predecessor: string): Promise<CryptoKey> {
+  const material = await sha256Bytes(`portcullis refresh grace\u0000${predecessor}`);
+  return crypto.subtle.importKey('raw', material, 'AES-GCM', false, ['encrypt', 'decrypt']);
+}
+
+function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
+  const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
+
+/** Seals `successor` under a key derived from `predecessor` (AES-GCM). */
+export async function sealSuccessor(
+  ctx: ServerContext,
+  predecessor: string,
+  successor: string,
+): Promise<string> {
+  const iv = ctx.config.runtime.random(12);
+  const sealed = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: 'AES-GCM', iv },
+      await sealingKey(predecessor),
+      encoder.encode(successor),
+    ),
+  );
+  const out = new Uint8Array(iv.length + sealed.length);
+  out.set(iv, 0);
+  out.set(sealed, iv.length);
+  return base64url(out);
+}
+
+/** Opens a sealed successor; `undefined` when it does not open with this predecessor. */
+export async function openSuccessor(predecessor: string, sealed: string): Promise<string | undefined> {
+  try {
+    const bytes = fromBase64url(sealed);
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: bytes.subarray(0, 12) },
+      await sealingKey(predecessor),
+      bytes.subarray(12),
+    );
+    return decoder.decode(plain);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Issue 5, done when: on the embedded default storage (PGlite in `DATA_DIR`), the compiled server
+ * stopped with SIGTERM and started again on the same directory still knows the registered client,
+ * accepts the access token issued before the restart, rotates the refresh token, keeps the signing
+ * keys and the user's session, and does not seed the demo data again (what the owner deleted stays
+ * deleted).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADA,
+  api,
+  authorize,
+  exchangeCode,
+  refreshRequest,
+  registerClient,
+  type TokenSet,
+} from '../helpers/school-flow.js';
+import {
+  assertCompiledServerFresh,
+  type Exit,
+  freePort,
+  startServerProcess,
+  stopAllServerProcesses,
+} from '../helpers/server-process.js';
+
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  assertCompiledServerFresh();
+  dataDir = mkdtempSync(join(tmpdir(), 'course-school-restart-'));
+  // The same port both times: the issuer (and so every token's iss and aud) derives from it.
+  env = { PORT: String(await freePort()), DATA_DIR: dataDir };
+});
+afterAll(async () => {
+  await stopAllServerProcesses();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A clean stop: exit 0, nothing on stderr, nothing on stdout but the start line. */
+function expectCleanExit(exit: Exit): void {
+  expect(exit.stderr).toBe('');
+  expect(exit).toMatchObject({ code: 0, signal: null });
+  expect(exit.stdout).toMatch(/^course-school listening on \S+ \(socket \S+, storage: PGlite \S+\)\n$/);
+}
+
+/** The published signing keys (their `kid`s), from the JWK Set. */
+async function publishedKids(base: string): Promise<string[]> {
+  const response = await fetch(`${base}/.well-known/jwks.json`);
+  expect(response.status).toBe(200);
+  const kids = ((await response.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid).sort();
+  expect(kids.length).toBeGreaterThan(0);
+  return kids;
+}
+
+async function publicPages(base: string): Promise<string[]> {
+  const response = await fetch(`${base}/api/v1/pages`);
+  return ((await response.json()) as { data: { id: string }[] }).data.map((p) => p.id).sort();
+}
+
+describe('restart on the embedded default storage (issue 5)', () => {
+  it('keeps the client, the tokens, the keys and the session; seeds nothing twice', {
+    timeout: 150_000,
+  }, async () => {
+    const first = await startServerProcess(env);
+    expect(first.stdout()).toContain(`storage: PGlite ${dataDir}`);
+    const redirectUri = 'http://127.0.0.1:49152/callback';
+    const clientId = await registerClient(first, redirectUri, { client_name: 'Survives restarts' });
+    const authorized = await authorize(
+      first,
+      { clientId, redirectUri, scope: 'openid account:read pages:write' },
+      ADA,
+    );
+    const tokens = await exchangeCode(first, clientId, redirectUri, authorized);
+    const kids = await publishedKids(first.base);
+    // The owner deletes a seeded page; a second seeding would bring it back.
+    expect(await publicPages(first.base)).toEqual(['pag_about', 'pag_terms']);
+    const deleted = await api(first, '/pages/pag_terms', tokens.access_token, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect(await publicPages(first.base)).toEqual(['pag_about']);
+
+    expectCleanExit(await first.stop('SIGTERM'));
+
+    const second = await startServerProcess(env);
+    expect(second.issuer).toBe(first.issuer);
+    // The access token issued before the restart is still accepted (same keys, same token records).
+    const account = await api(second, '/account', tokens.access_token);
+    expect(account.status).toBe(200);
+    expect(await account.json()).toMatchObject({ email: ADA.email });
+    expect(await publishedKids(second.base)).toEqual(kids);
+
+    // The refresh token still works, and rotates.
+    const refreshed = await refreshRequest(second, clientId, tokens.refresh_token);
+    const rotated = (await refreshed.json()) as TokenSet;
+    expect(refreshed.status).toBe(200);
+    expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
+    expect((await api(second, '/account', rotated.access_token)).status).toBe(200);
+    const spent = await refreshRequest(second, clientId, tokens.refresh_token);
+    expect(await spent.json()).toMatchObject({ error: 'invalid_grant' });
+
+    // The client is still registered, and ada's session too: straight to the consent page, then a code.
+    const again = await authorize(
+      second,
+      { clientId, redirectUri, scope: 'openid' },
+      { cookie: authorized.cookie },
+    );
+    expect(again.consent).toContain('Survives restarts');
+    await exchangeCode(second, clientId, redirectUri, again);
+
+    // Not seeded again: the deleted page stays deleted, the demo accounts still sign in.
+    expect(await publicPages(second.base)).toEqual(['pag_about']);
+    const courses = (await (await api(second, '/courses')).json()) as { data: { id: string }[] };
+    expect(courses.data.map((c) => c.id)).toEqual([
+      'crs_analytical_engines',
+      'crs_compilers',
+      'crs_debugging',
+    ]);
+
+    expectCleanExit(await second.stop('SIGTERM'));
+  });
+});

@@ -1,0 +1,225 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
+import type { TestResponse } from '../helpers/transports.js';
+
+let h: Harness;
+
+beforeEach(() => {
+  h = new Harness();
+});
+afterEach(() => h.close());
+
+function expectError(response: TestResponse, error: string) {
+  expect(response.status).toBe(400);
+  expect(response.headers['cache-control']).toBe('no-store');
+  expect(json(response).error).toBe(error);
+}
+
+async function introspectActive(client: RegisteredClient, token: string): Promise<boolean> {
+  const response = await h.send({
+    method: 'POST',
+    url: '/api/oauth/introspect',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      token,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    }).toString(),
+  });
+  return json(response).active === true;
+}
+
+async function confidentialTokens(extra: Record<string, string | undefined> = {}) {
+  return h.tokens({ token_endpoint_auth_method: 'client_secret_post' }, extra);
+}
+
+describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
+  it('RT-01 rotates: a new access token and a new refresh token; the old one then fails', async () => {
+    const { client, body } = await h.tokens();
+    const response = await h.refresh(client, body.refresh_token as string);
+    expect(response.status).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const next = json(response);
+    expect(next.access_token).not.toBe(body.access_token);
+    expect(next.refresh_token).not.toBe(body.refresh_token);
+    expect(next.scope).toBe(body.scope);
+    expect(next.id_token).toBeUndefined();
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+  });
+
+  it('RT-02 ATK-17 replaying a rotated-out token revokes the grant: the successor and all access tokens die', async () => {
+    const { client, body } = await confidentialTokens();
+    const r2 = json(await h.refresh(client, body.refresh_token as string));
+    expect(await introspectActive(client, r2.access_token as string)).toBe(true);
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+    expectError(await h.refresh(client, r2.refresh_token as string), 'invalid_grant');
+    expect(await introspectActive(client, r2.access_token as string)).toBe(false);
+    expect(await introspectActive(client, body.access_token as string)).toBe(false);
+    expect(h.events.some((e) => e.type === 'refresh.reuse_detected')).toBe(true);
+  });
+
+  it('RT-03 ATK-21 scope may narrow (reported), never widen; the new refresh token keeps the full grant', async () => {
+    const { client, body } = await h.tokens();
+    expectError(
+      await h.refresh(client, body.refresh_token as string, { scope: 'openid account:write' }),
+      'invalid_scope',
+    );
+    const narrow = json(await h.refresh(client, body.refresh_token as string, { scope: 'courses:read' }));
+    expect(narrow.scope).toBe('courses:read');
+    const full = json(await h.refresh(client, narrow.refresh_token as string));
+    expect(full.scope).toBe('openid profile email courses:read');
+  });
+
+  it('RT-04 ATK-23 a refresh token of client A presented by client B → invalid_grant, and A keeps it', async () => {
+    const { client, body } = await h.tokens();
+    const other = await h.register();
+    expectError(await h.refresh(other, body.refresh_token as string), 'invalid_grant');
+    expect((await h.refresh(client, body.refresh_token as string)).status).toBe(200);
+  });
+
+  it('RT-05 a confidential client refreshing without or with a wrong secret → invalid_client', async () => {
+    const { client, body } = await confidentialTokens();
+    const without = await h.refresh(client, body.refresh_token as string, { client_secret: undefined });
+    expect(json(without).error).toBe('invalid_client');
+    const wrong = await h.refresh(client, body.refresh_token as string, { client_secret: 'nope' });
+    expect(json(wrong).error).toBe('invalid_client');
+    expect((await h.refresh(client, body.refresh_token as string)).status).toBe(200);
+  });
+
+  it('RT-06 a revoked, expired, unknown refresh token, or an access token sent as one → invalid_grant', async () => {
+    const { client, body } = await h.tokens();
+    expectError(await h.refresh(client, body.access_token as string), 'invalid_grant');
+    expectError(await h.refresh(client, 'unknown-token'), 'invalid_grant');
+    await h.send({
+      method: 'POST',
+      url: '/api/oauth/revoke',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: body.refresh_token as string,
+        client_id: client.client_id,
+      }).toString(),
+    });
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+  });
+
+  it('RT-07 resource at refresh is limited to the grant; access tokens stay audience-bound', async () => {
+    const { client, body } = await h.tokens({}, { resource: `${ISSUER}/mcp` });
+    expectError(
+      await h.refresh(client, body.refresh_token as string, { resource: ISSUER }),
+      'invalid_target',
+    );
+    const next = json(await h.refresh(client, body.refresh_token as string, { resource: `${ISSUER}/mcp` }));
+    const claims = JSON.parse(
+      Buffer.from((next.access_token as string).split('.')[1]!, 'base64url').toString(),
+    );
+    expect(claims.aud).toBe(`${ISSUER}/mcp`);
+  });
+
+  it('RT-08 idle expiry (30 days without use) and the absolute lifetime (90 days) end the grant', async () => {
+    const { client, body } = await h.tokens();
+    h.clock.advance(30 * 86400 + 1);
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+
+    const second = await h.tokens();
+    let token = second.body.refresh_token as string;
+    // Used every 20 days, it survives idle expiry, but not the 90-day cap.
+    for (let day = 20; day < 90; day += 20) {
+      h.clock.advance(20 * 86400);
+      const next = await h.refresh(second.client, token);
+      expect(next.status).toBe(200);
+      token = json(next).refresh_token as string;
+    }
+    h.clock.advance(20 * 86400);
+    expectError(await h.refresh(second.client, token), 'invalid_grant');
+  });
+
+  it('ATK-18 two concurrent refreshes with one token: at most one succeeds, and reuse detection fires', async () => {
+    const { client, body } = await h.tokens();
+    const results = await Promise.all([
+      h.refresh(client, body.refresh_token as string),
+      h.refresh(client, body.refresh_token as string),
+    ]);
+    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+    const winner = results.find((r) => r.status === 200);
+    if (winner !== undefined)
+      expectError(await h.refresh(client, json(winner).refresh_token as string), 'invalid_grant');
+  });
+
+  it('a refresh survives a restart of the server when storage does', async () => {
+    const { client, body } = await h.tokens();
+    const { createAuthorizationServer } = await import('../../src/server.js');
+    const restarted = createAuthorizationServer({
+      issuer: ISSUER,
+      storage: h.storage,
+      clock: h.clock.ms,
+      housekeepingIntervalSeconds: 0,
+    });
+    const response = await restarted.handle({
+      method: 'POST',
+      url: '/api/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: body.refresh_token as string,
+        client_id: client.client_id,
+      }).toString(),
+    });
+    expect(response?.status).toBe(200);
+    await restarted.close();
+  });
+});
+
+describe('refresh grace period (tokens.refreshGraceSeconds)', () => {
+  it('is off by default: an immediate identical retry is reuse', async () => {
+    const { client, body } = await h.tokens();
+    expect((await h.refresh(client, body.refresh_token as string)).status).toBe(200);
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+  });
+
+  it('when enabled, an identical retry within the grace returns the same successor; after it, reuse is detected', async () => {
+    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const { client, body } = await g.tokens();
+    const first = json(await g.refresh(client, body.refresh_token as string));
+    g.clock.advance(2);
+    const retry = await g.refresh(client, body.refresh_token as string);
+    expect(retry.status).toBe(200);
+    const second = json(retry);
+    expect(second.refresh_token).toBe(first.refresh_token);
+    expect(second.access_token).not.toBe(first.access_token);
+    // Parallel agents can now both continue with the same successor.
+    const onward = await g.refresh(client, second.refresh_token as string);
+    expect(onward.status).toBe(200);
+    g.clock.advance(6);
+    const late = await g.refresh(client, body.refresh_token as string);
+    expect(late.status).toBe(400);
+    expect(json(late).error).toBe('invalid_grant');
+    expect((await g.refresh(client, json(onward).refresh_token as string)).status).toBe(400);
+    await g.close();
+  });
+
+  it('concurrent refreshes with one token inside the grace both succeed with the same successor', async () => {
+    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const { client, body } = await g.tokens();
+    const results = await Promise.all([
+      g.refresh(client, body.refresh_token as string),
+      g.refresh(client, body.refresh_token as string),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(json(results[0]!).refresh_token).toBe(json(results[1]!).refresh_token);
+    await g.close();
+  });
+
+  it('the sealed successor is useless without the predecessor: storage holds no readable token', async () => {
+    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const { client, body } = await g.tokens();
+    const next = json(await g.refresh(client, body.refresh_token as string));
+    const { sha256 } = await import('../../src/core/crypto.js');
+    const old = await g.storage.getRefreshToken(await sha256(body.refresh_token as string), g.clock.now());
+    expect(old?.sealedSuccessor).toBeDefined();
+    expect(old?.sealedSuccessor).not.toContain(next.refresh_token as string);
+    const { openSuccessor } = await import('../../src/tokens/refresh-token.js');
+    expect(await openSuccessor('not-the-predecessor', old!.sealedSuccessor!)).toBeUndefined();
+    expect(await openSuccessor(body.refresh_token as string, old!.sealedSuccessor!)).toBe(next.refresh_token);
+    await g.close();
+  });
+});

@@ -1,0 +1,175 @@
+import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/context.js';
+import { secureRandom } from '../../src/core/crypto.js';
+import { KeyStore } from '../../src/keys/key-store.js';
+import { createAuthorizationServer } from '../../src/server.js';
+import { memoryStorage } from '../../src/storage/memory.js';
+import type { Storage } from '../../src/storage/types.js';
+import { Harness, ISSUER, json } from '../helpers/harness.js';
+
+const harnesses: Harness[] = [];
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+});
+
+async function jwks(h: Harness) {
+  return json(await h.send({ method: 'GET', url: '/.well-known/jwks.json' })) as {
+    keys: Record<string, unknown>[];
+  };
+}
+
+describe('signing keys', () => {
+  it('generates one RS256 and one ES256 key on first start, persists them, and reuses them on restart', async () => {
+    const h = new Harness();
+    harnesses.push(h);
+    const first = await jwks(h);
+    expect(first.keys.map((k) => k.alg).sort()).toEqual(['ES256', 'RS256']);
+    for (const key of first.keys)
+      for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(key[member]).toBeUndefined();
+    const second = new Harness({ storage: h.storage });
+    harnesses.push(second);
+    expect((await jwks(second)).keys.map((k) => k.kid).sort()).toEqual(first.keys.map((k) => k.kid).sort());
+  });
+
+  it('rotation: new keys sign at once; old keys stay published so earlier tokens still verify', async () => {
+    const h = new Harness();
+    harnesses.push(h);
+    const before = await h.tokens();
+    const oldKids = (await jwks(h)).keys.map((k) => k.kid);
+    await h.server.rotateSigningKeys();
+    const after = await h.tokens();
+    const published = (await jwks(h)).keys;
+    expect(published).toHaveLength(4);
+    const keySet = createLocalJWKSet({ keys: published as never });
+    for (const body of [before.body, after.body]) {
+      await expect(
+        jwtVerify(body.access_token as string, keySet, {
+          issuer: ISSUER,
+          currentDate: new Date(h.clock.ms()),
+        }),
+      ).resolves.toBeDefined();
+    }
+    expect(oldKids).toContain(decodeProtectedHeader(before.body.access_token as string).kid);
+    expect(oldKids).not.toContain(decodeProtectedHeader(after.body.access_token as string).kid);
+    // Once everything the old keys signed has expired, they leave the JWKS.
+    h.clock.advance(3600 + 300 + 120);
+    const later = createAuthorizationServer({
+      issuer: ISSUER,
+      storage: h.storage,
+      clock: h.clock.ms,
+      housekeepingIntervalSeconds: 0,
+    });
+    const response = await later.handle({ method: 'GET', url: '/.well-known/jwks.json', headers: {} });
+    const kids = (JSON.parse(response!.body!) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    expect(kids).toHaveLength(2);
+    for (const kid of oldKids) expect(kids).not.toContain(kid);
+  });
+
+  it('a second instance on the same storage picks up a rotation made by the first', async () => {
+    const storage = memoryStorage();
+    const a = new Harness({ storage });
+    const b = new Harness({ storage });
+    harnesses.push(a, b);
+    await jwks(a);
+    await jwks(b);
+    await a.server.rotateSigningKeys();
+    const token = (await a.tokens()).body.access_token as string;
+    // b verifies a's token through its storage verifier and publishes the new key after a kid miss or refresh.
+    expect(await b.server.verifier.verify(token)).not.toBeNull();
+    b.clock.advance(61);
+    const kid = decodeProtectedHeader(token).kid;
+    expect((await jwks(b)).keys.map((k) => k.kid)).toContain(kid);
+  });
+
+  it('signs with private JWKs from options and never touches storage keys', async () => {
+    const rs = await generateKeyPair('RS256', { extractable: true });
+    const es = await generateKeyPair('ES256', { extractable: true });
+    const privateJwks = [
+      { ...(await exportJWK(rs.privateKey)), alg: 'RS256', kid: 'rs-1' },
+      { ...(await exportJWK(es.privateKey)), alg: 'ES256', kid: 'es-1' },
+    ];
+    const h = new Harness({ options: { keys: { privateJwks } } });
+    harnesses.push(h);
+    expect((await jwks(h)).keys.map((k) => k.kid).sort()).toEqual(['es-1', 'rs-1']);
+    expect(await h.storage.listSigningKeys()).toHaveLength(0);
+    const { body } = await h.tokens();
+    expect(decodeProtectedHeader(body.id_token as string).kid).toBe('rs-1');
+    expect(decodeProtectedHeader(body.access_token as string).kid).toBe('es-1');
+    await expect(h.server.rotateSigningKeys()).rejects.toThrow(/privateJwks/);
+  });
+
+  it('refuses public keys in privateJwks at start-up', async () => {
+    const rs = await generateKeyPair('RS256', { extractable: true });
+    const server = createAuthorizationServer({
+      issuer: ISSUER,
+      storage: memoryStorage(),
+      keys: { privateJwks: [{ ...(await exportJWK(rs.publicKey)), alg: 'RS256' }] },
+    });
+    await expect(server.ready()).rejects.toThrow(/private/);
+  });
+});
+
+describe('instances starting at once on one empty storage (docs/storage.md)', () => {
+  const runtime = { clock: Date.now, random: secureRandom, logger: silentLogger };
+  const options = {
+    algs: ['RS256', 'ES256'] as const,
+    privateJwks: undefined,
+    refreshIntervalSeconds: 60,
+    retentionSeconds: 3600,
+  };
+
+  async function signingKids(store: KeyStore): Promise<string[]> {
+    return [(await store.signingKey('RS256')).kid, (await store.signingKey('ES256')).kid];
+  }
+
+  it('store one key per algorithm, and both publish and sign with them', async () => {
+    const storage = memoryStorage();
+    const [a, b] = [new KeyStore(storage, runtime, options), new KeyStore(storage, runtime, options)];
+    // Both read the empty key table, then generate; the later one finds the earlier one's key.
+    await Promise.all([a.init(), b.init()]);
+    expect((await storage.listSigningKeys()).map((k) => k.alg).sort()).toEqual(['ES256', 'RS256']);
+    expect(await a.jwks()).toBe(await b.jwks());
+    expect(await signingKids(a)).toEqual(await signingKids(b));
+  });
+
+  it('converge on first use when both stored a key and the first read before the second stored', async () => {
+    const storage = memoryStorage();
+    let aDone!: () => void;
+    const aFinished = new Promise<void>((resolve) => {
+      aDone = resolve;
+    });
+    let bChecked!: () => void;
+    const bCheckedAgain = new Promise<void>((resolve) => {
+      bChecked = resolve;
+    });
+    let bLists = 0;
+    // A stores its key only after B's check before storing (both saw none); B stores only after A finished.
+    const forA: Storage = {
+      ...storage,
+      addSigningKey: async (key) => {
+        await bCheckedAgain;
+        await storage.addSigningKey(key);
+      },
+    };
+    const forB: Storage = {
+      ...storage,
+      listSigningKeys: async () => {
+        const keys = await storage.listSigningKeys();
+        if (++bLists === 2) bChecked();
+        return keys;
+      },
+      addSigningKey: async (key) => {
+        await aFinished;
+        await storage.addSigningKey(key);
+      },
+    };
+    const single = { ...options, algs: ['ES256'] as const };
+    const [a, b] = [new KeyStore(forA, runtime, single), new KeyStore(forB, runtime, single)];
+    await Promise.all([a.init().then(aDone), b.init()]);
+    expect(await storage.listSigningKeys()).toHaveLength(2);
+    const [kidA, kidB] = [(await a.signingKey('ES256')).kid, (await b.signingKey('ES256')).kid];
+    expect(kidA).toBe(kidB);
+    expect(await a.jwks()).toBe(await b.jwks());
+  });
+});

@@ -1,0 +1,88 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postgresStorage } from '../../src/storage/postgres.js';
+import type { Storage } from '../../src/storage/types.js';
+import { fixtures, runStorageConformance } from '../../src/testing/storage-conformance.js';
+import { randomSchemaName, requirePostgres } from '../helpers/services.js';
+
+const postgres = await requirePostgres('storage tests on PostgreSQL');
+
+describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
+  const url = postgres?.url ?? '';
+  const schemas: string[] = [];
+  const fresh = () => {
+    const name = randomSchemaName();
+    schemas.push(name);
+    return name;
+  };
+  // A pool owned by the "host": the storage must use it and leave it open. Made lazily: the body
+  // of a skipped suite still runs to collect its tests.
+  let pool: pg.Pool | undefined;
+  const hostPool = () => (pool ??= new pg.Pool({ connectionString: url, max: 10 }));
+  const opened: Storage[] = [];
+  const open = (storage: Storage) => {
+    opened.push(storage);
+    return storage;
+  };
+
+  afterAll(async () => {
+    for (const storage of opened) await storage.close();
+    await pool?.end();
+    for (const name of schemas) await postgres?.dropSchema(name);
+  });
+
+  // Shared per suite (tests use random ids); a fresh schema per run.
+  const ownPoolSchema = fresh();
+  let ownPool: Storage | undefined;
+  runStorageConformance(
+    { describe, it, expect },
+    {
+      name: 'PostgreSQL, own pool, prepared statements',
+      create: () => (ownPool ??= open(postgresStorage({ connectionString: url }, { schema: ownPoolSchema }))),
+    },
+  );
+
+  const hostPoolSchema = fresh();
+  let onHostPool: Storage | undefined;
+  runStorageConformance(
+    { describe, it, expect },
+    {
+      name: 'PostgreSQL, host pool, unnamed statements',
+      create: () =>
+        (onHostPool ??= open(
+          postgresStorage({ pool: hostPool() }, { schema: hostPoolSchema, preparedStatements: false }),
+        )),
+    },
+  );
+
+  it('keeps its data when closed and reopened with a new pool', async () => {
+    const schema = fresh();
+    const first = open(postgresStorage({ connectionString: url }, { schema }));
+    const client = fixtures.client();
+    const grant = fixtures.grant({ clientId: client.clientId });
+    const accessToken = fixtures.accessToken(grant);
+    const key = fixtures.signingKey();
+    await first.createClient(client);
+    expect(await first.createGrant({ grant, accessToken })).toBe(true);
+    await first.addSigningKey(key);
+    await first.close();
+
+    const second = open(postgresStorage({ connectionString: url }, { schema }));
+    expect(await second.getClient(client.clientId, client.createdAt)).toEqual(client);
+    expect(await second.getGrant(grant.grantId)).toEqual(grant);
+    expect(await second.getAccessToken(accessToken.tokenHash, accessToken.issuedAt)).toEqual(accessToken);
+    expect(await second.listSigningKeys()).toEqual([key]);
+  });
+
+  it('shares a host pool between schemas without mixing data or prepared statements, and leaves it open', async () => {
+    const [a, b] = [fresh(), fresh()].map((schema) => postgresStorage({ pool: hostPool() }, { schema }));
+    const client = fixtures.client();
+    await a!.createClient(client);
+    // Same statement on the same connections, other schema: a distinct prepared statement.
+    expect(await b!.getClient(client.clientId, client.createdAt)).toBeNull();
+    expect(await a!.getClient(client.clientId, client.createdAt)).toEqual(client);
+    await a!.close();
+    await b!.close();
+    expect((await hostPool().query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
