@@ -106,7 +106,7 @@ export async function authorizationCodeGrant(
         userId: grant.userId,
         authTime: grant.authTime,
         nonce: record.nonce,
-        accessToken: access.token,
+        accessTokenHash: access.record.tokenHash,
       })
     : undefined;
   ctx.emit({

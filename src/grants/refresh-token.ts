@@ -100,7 +100,7 @@ export async function refreshTokenGrant(
         client,
         userId: old.userId,
         authTime: grant.authTime,
-        accessToken: access.token,
+        accessTokenHash: access.record.tokenHash,
       });
     }
   }

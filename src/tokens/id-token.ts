@@ -3,7 +3,7 @@
  * `id_token_signed_response_alg: ES256`.
  * @module
  */
-import { base64url, sha256Bytes } from '../core/crypto.js';
+import { leftHalfOfDigest, sha256 } from '../core/crypto.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { signJwt } from './jws.js';
@@ -14,13 +14,16 @@ export interface IdTokenInput {
   readonly userId: string;
   readonly authTime: number;
   readonly nonce?: string | undefined;
-  /** The access token issued with it, for `at_hash`. */
-  readonly accessToken: string;
+  /**
+   * The base64url SHA-256 of the access token issued with it (its storage hash,
+   * `AccessTokenRecord.tokenHash`), for `at_hash`: the token is not hashed a second time.
+   */
+  readonly accessTokenHash: string;
 }
 
 /** `at_hash`: the left half of the SHA-256 of the access token, base64url (OIDC Core §3.1.3.6). */
 export async function atHash(accessToken: string): Promise<string> {
-  return base64url((await sha256Bytes(accessToken)).subarray(0, 16));
+  return leftHalfOfDigest(await sha256(accessToken));
 }
 
 /** Mints an ID token. */
@@ -37,6 +40,6 @@ export async function mintIdToken(ctx: ServerContext, input: IdTokenInput): Prom
     iat: now,
     auth_time: input.authTime,
     ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
-    at_hash: await atHash(input.accessToken),
+    at_hash: leftHalfOfDigest(input.accessTokenHash),
   });
 }

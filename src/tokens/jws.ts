@@ -7,7 +7,7 @@
  * @module
  */
 import { builtinModule } from '../core/builtins.js';
-import { base64url } from '../core/crypto.js';
+import { base64url, base64urlText } from '../core/crypto.js';
 
 type NodeSign = (algorithm: string | null, data: Uint8Array, key: unknown) => Uint8Array;
 type NodeCryptoForSigning = {
@@ -50,7 +50,7 @@ function encodedHeader(key: JwsKey, typ: string): string {
   const cacheKey = `${key.kid}\u0000${typ}`;
   let header = headerCache.get(cacheKey);
   if (header === undefined) {
-    header = base64url(encoder.encode(JSON.stringify({ alg: key.alg, kid: key.kid, typ })));
+    header = base64urlText(JSON.stringify({ alg: key.alg, kid: key.kid, typ }));
     if (headerCache.size > 256) headerCache.clear();
     headerCache.set(cacheKey, header);
   }
@@ -63,7 +63,7 @@ export async function signJwt(
   typ: string,
   payload: Readonly<Record<string, unknown>>,
 ): Promise<string> {
-  const signingInput = `${encodedHeader(key, typ)}.${base64url(encoder.encode(JSON.stringify(payload)))}`;
+  const signingInput = `${encodedHeader(key, typ)}.${base64urlText(JSON.stringify(payload))}`;
   const signature = await key.sign(encoder.encode(signingInput));
   return `${signingInput}.${base64url(signature)}`;
 }
