@@ -96,6 +96,8 @@ export interface ServerConfig {
   readonly metadata: MetadataOptions & { readonly serviceName: string };
   readonly maxBodyBytes: number;
   readonly housekeepingIntervalSeconds: number;
+  /** How long a stored client record is reused before it is read again, in seconds. */
+  readonly clientCacheSeconds: number;
   /** Auth methods the token endpoint accepts, in metadata order. */
   readonly tokenAuthMethods: readonly ('none' | 'client_secret_post' | 'client_secret_basic')[];
 }
@@ -274,6 +276,7 @@ export async function resolveConfig(input: AuthorizationServerOptions): Promise<
     metadata: { serviceName: 'Authorization', ...options.metadata },
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     housekeepingIntervalSeconds: options.housekeepingIntervalSeconds ?? 300,
+    clientCacheSeconds: options.clientCacheSeconds ?? 5,
     tokenAuthMethods: clientSecretBasic
       ? ['none', 'client_secret_post', 'client_secret_basic']
       : ['none', 'client_secret_post'],

@@ -295,6 +295,7 @@ const optionsSchema = z.strictObject({
     .max(16 * 1024 * 1024)
     .optional(),
   housekeepingIntervalSeconds: seconds.optional(),
+  clientCacheSeconds: seconds.max(300).optional(),
   logger: z
     .custom<Logger>(
       (v) =>

@@ -673,6 +673,16 @@ export interface AuthorizationServerOptions {
   maxBodyBytes?: number;
   /** How often expired records are deleted, in seconds; 0 turns it off. Default 300. */
   housekeepingIntervalSeconds?: number;
+  /**
+   * How long, in seconds, a registered client's record read from storage is reused by this
+   * instance before it is read again; 0 reads it on every request. Default 5. Saves one storage read
+   * per token, introspection, revocation and authorization request. A client updated or deleted
+   * through this server is forgotten at once; a change made by another instance, or directly in the
+   * storage, is seen within this many seconds. A cached client is never served past its
+   * `expiresAt`. Configured (`clients`) and metadata-document clients are not affected.
+   * @see docs/configuration.md (caches and their windows)
+   */
+  clientCacheSeconds?: number;
   /** Logger. Default: silent. */
   logger?: Logger;
   /** Clock returning epoch milliseconds. Default `Date.now`. */

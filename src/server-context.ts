@@ -42,8 +42,22 @@ export interface ServerContext {
   now(): number;
   /** Emits an audit event; listener errors are logged, never propagated. */
   emit(event: EventPayload): void;
-  /** A client by id: configured clients first, then storage, then any external resolver. */
+  /**
+   * A client by id: configured clients first, then any external resolver (`https` ids), then
+   * storage, whose records are reused for `clientCacheSeconds`.
+   */
   getClient(clientId: string): Promise<ClientRecord | null>;
+  /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
+  forgetClient(clientId: string): void;
+}
+
+/** Entries the client cache holds at most; the oldest goes first when it is full. */
+const CLIENT_CACHE_MAX_ENTRIES = 10_000;
+
+interface CachedClient {
+  readonly client: ClientRecord;
+  /** Epoch milliseconds. */
+  readonly until: number;
 }
 
 /** Builds the shared context. */
@@ -54,6 +68,8 @@ export function createServerContext(
 ): ServerContext {
   const { clock, logger } = config.runtime;
   const listener = config.onEvent;
+  const cacheMs = config.clientCacheSeconds * 1000;
+  const clientCache = new Map<string, CachedClient>();
   return {
     config,
     keys,
@@ -77,7 +93,26 @@ export function createServerContext(
       const configured = config.staticClients.get(clientId);
       if (configured !== undefined) return configured;
       if (external !== undefined && clientId.startsWith('https://')) return external(clientId);
-      return config.storage.getClient(clientId, nowSeconds(clock));
+      const nowMs = clock();
+      const now = Math.floor(nowMs / 1000);
+      const cached = clientCache.get(clientId);
+      if (cached !== undefined) {
+        const { client, until } = cached;
+        if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) return client;
+        clientCache.delete(clientId);
+      }
+      const client = await config.storage.getClient(clientId, now);
+      // Only found clients are kept: one registered a moment ago must not be hidden by an earlier miss.
+      if (client !== null && cacheMs > 0) {
+        if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) {
+          clientCache.delete(clientCache.keys().next().value as string);
+        }
+        clientCache.set(clientId, { client, until: nowMs + cacheMs });
+      }
+      return client;
+    },
+    forgetClient(clientId) {
+      clientCache.delete(clientId);
     },
   };
 }

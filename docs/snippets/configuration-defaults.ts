@@ -41,5 +41,6 @@ export const options = {
   metadata: { serviceName: 'Authorization' },
   maxBodyBytes: 64 * 1024,
   housekeepingIntervalSeconds: 300,
+  clientCacheSeconds: 5,
 } satisfies AuthorizationServerOptions;
 // #endregion defaults

@@ -99,6 +99,7 @@ export async function authorizationCodeGrant(
     // The client has been used: it no longer expires as an abandoned registration.
     const { expiresAt: _unused, ...kept } = client;
     await storage.updateClient(kept);
+    ctx.forgetClient(client.clientId);
   }
   const idToken = grant.scope.includes('openid')
     ? await mintIdToken(ctx, {

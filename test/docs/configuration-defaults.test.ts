@@ -23,6 +23,7 @@ function defaultsOf(config: ServerConfig) {
     metadata: config.metadata,
     maxBodyBytes: config.maxBodyBytes,
     housekeepingIntervalSeconds: config.housekeepingIntervalSeconds,
+    clientCacheSeconds: config.clientCacheSeconds,
     tokenAuthMethods: config.tokenAuthMethods,
   };
 }

@@ -1,0 +1,106 @@
+/**
+ * The client cache of `ServerContext.getClient` (`clientCacheSeconds`): a registered client's record
+ * is read from storage once per window, forgotten at once when this server changes it, never served
+ * past its `expiresAt`, and a deletion made elsewhere is seen within the window.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { memoryStorage } from '../src/storage/memory.js';
+import type { Storage } from '../src/storage/types.js';
+import { Harness, json, type RegisteredClient } from './helpers/harness.js';
+
+/** Memory storage that counts `getClient` reads. */
+function countingStorage(): { storage: Storage; reads: () => number } {
+  const inner = memoryStorage();
+  let reads = 0;
+  const storage: Storage = {
+    ...inner,
+    getClient(clientId, now) {
+      reads++;
+      return inner.getClient(clientId, now);
+    },
+  };
+  return { storage, reads: () => reads };
+}
+
+async function introspect(h: Harness, client: RegisteredClient, token: string) {
+  return h.send({
+    method: 'POST',
+    url: '/api/oauth/introspect',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      token,
+      client_id: client.client_id,
+      client_secret: client.client_secret ?? '',
+    }).toString(),
+  });
+}
+
+describe('client cache (clientCacheSeconds)', () => {
+  let h: Harness;
+  let counter: ReturnType<typeof countingStorage>;
+
+  beforeEach(() => {
+    counter = countingStorage();
+    h = new Harness({ storage: counter.storage });
+  });
+  afterEach(() => h.close());
+
+  it('reads a client from storage once per 5-second window by default', async () => {
+    const { client, body } = await h.tokens({ token_endpoint_auth_method: 'client_secret_post' });
+    const token = body.access_token as string;
+    await introspect(h, client, token);
+    const before = counter.reads();
+    for (let i = 0; i < 3; i++) expect(json(await introspect(h, client, token)).active).toBe(true);
+    expect(counter.reads()).toBe(before);
+    h.clock.advance(6);
+    expect(json(await introspect(h, client, token)).active).toBe(true);
+    expect(counter.reads()).toBe(before + 1);
+  });
+
+  it('forgets a client this server updated: the first code exchange clears its unused-client expiry', async () => {
+    const client = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
+    const { code, pkce } = await h.obtainCode(client);
+    const exchanged = await h.exchange(client, code, pkce);
+    expect((await counter.storage.getClient(client.client_id, h.clock.now()))?.expiresAt).toBeUndefined();
+    const before = counter.reads();
+    // The copy cached before the exchange still carried `expiresAt`: it must have been dropped.
+    await introspect(h, client, json(exchanged).access_token as string);
+    expect(counter.reads()).toBe(before + 1);
+    await introspect(h, client, json(exchanged).access_token as string);
+    expect(counter.reads()).toBe(before + 1);
+  });
+
+  it('never serves a cached client past its expiresAt', async () => {
+    const client = await h.register();
+    // Cache it: an authorization request reads the client.
+    await h.authorize(h.authorizeUrl(client, { verifier: 'v', challenge: 'c'.repeat(43) }));
+    const stored = await counter.storage.getClient(client.client_id, h.clock.now());
+    h.clock.advance((stored?.expiresAt ?? 0) - h.clock.now());
+    const refused = await h.token({
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: client.client_id,
+    });
+    expect(json(refused).error).toBe('invalid_client');
+  });
+
+  it('sees a client deleted directly in storage once the window has passed', async () => {
+    const { client, body } = await h.tokens({ token_endpoint_auth_method: 'client_secret_post' });
+    await counter.storage.deleteClient(client.client_id, h.clock.now());
+    h.clock.advance(5);
+    expect((await introspect(h, client, body.access_token as string)).status).toBe(401);
+  });
+
+  it('reads storage on every request with clientCacheSeconds: 0', async () => {
+    const uncached = new Harness({ storage: counter.storage, options: { clientCacheSeconds: 0 } });
+    try {
+      const { client, body } = await uncached.tokens({ token_endpoint_auth_method: 'client_secret_post' });
+      const before = counter.reads();
+      await introspect(uncached, client, body.access_token as string);
+      await introspect(uncached, client, body.access_token as string);
+      expect(counter.reads()).toBe(before + 2);
+    } finally {
+      await uncached.close();
+    }
+  });
+});
