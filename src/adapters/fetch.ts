@@ -115,8 +115,13 @@ export function createFetchHandler(
   options: FetchHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
   const fallback = options.fallback ?? notFound;
+  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
+  let started = false;
   return async (request) => {
-    await server.ready();
+    if (!started) {
+      await server.ready();
+      started = true;
+    }
     const url = new URL(request.url);
     if (!server.matches(url.pathname)) return fallback(request);
     let body: Uint8Array | undefined;

@@ -216,6 +216,8 @@ export async function toOAuthRequest(req: IncomingMessage, limit: number): Promi
 export function toNodeHandler(
   server: AuthorizationServer,
 ): (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => Promise<void> {
+  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
+  let started = false;
   return async (req, res, next) => {
     const notOurs = () => {
       if (next !== undefined) next();
@@ -227,7 +229,10 @@ export function toNodeHandler(
         });
     };
     try {
-      await server.ready();
+      if (!started) {
+        await server.ready();
+        started = true;
+      }
       const url = (req as MaybeParsed).originalUrl ?? req.url ?? '/';
       const q = url.indexOf('?');
       if (!server.matches(q === -1 ? url : url.slice(0, q))) {

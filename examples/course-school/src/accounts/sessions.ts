@@ -6,6 +6,11 @@
  * Cookie attributes: `HttpOnly; SameSite=Lax; Path=/`, plus `Secure` and the `__Host-` prefix
  * when the issuer is https. On an http loopback issuer (local development) browsers would drop a
  * `Secure` cookie, so both are left out there, and only there.
+ *
+ * A verified cookie is remembered for {@link SESSION_CACHE_MS} (its session and user), so the
+ * several requests of one authorization (consent page, decision) do not each pay the HMAC and two
+ * lookups. A logout on this instance forgets it at once; a logout on another instance sharing the
+ * database, or a session deleted by the expiry sweep, is seen within that window.
  * @module
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -14,6 +19,12 @@ import { readCookie, serializeCookie } from '../http/cookies.js';
 
 /** Sessions last 8 hours from login. */
 export const SESSION_TTL_SECONDS = 8 * 3600;
+
+/** How long a verified session cookie is remembered by this instance, in milliseconds. */
+export const SESSION_CACHE_MS = 5000;
+
+/** Cookies remembered at most; the oldest goes first. */
+const SESSION_CACHE_MAX_ENTRIES = 10_000;
 
 /** A signed-in visitor. */
 export interface SignedIn {
@@ -59,6 +70,8 @@ export function createSessionManager(data: DataStore, secret: string, secure: bo
   const cookieName = secure ? '__Host-cs_session' : 'cs_session';
   const mac = (value: string) => createHmac('sha256', secret).update(value).digest('base64url');
   const attributes = { httpOnly: true, secure, sameSite: 'Lax' } as const;
+  // Keyed by the whole signed cookie value: only values that passed the HMAC check get in.
+  const remembered = new Map<string, { readonly signedIn: SignedIn; readonly until: number }>();
 
   return {
     cookieName,
@@ -82,6 +95,11 @@ export function createSessionManager(data: DataStore, secret: string, secure: bo
     async read(cookieHeader, now) {
       const value = readCookie(cookieHeader, cookieName);
       if (value === undefined) return null;
+      const hit = remembered.get(value);
+      if (hit !== undefined) {
+        if (hit.until > now) return hit.signedIn;
+        remembered.delete(value);
+      }
       const dot = value.indexOf('.');
       if (dot === -1) return null;
       const id = value.slice(0, dot);
@@ -89,9 +107,17 @@ export function createSessionManager(data: DataStore, secret: string, secure: bo
       const session = await data.getSession(sha256(id), now);
       if (session === null) return null;
       const user = await data.getUser(session.userId);
-      return user === null ? null : { user, session, sessionId: session.idHash };
+      if (user === null) return null;
+      const signedIn: SignedIn = { user, session, sessionId: session.idHash };
+      if (remembered.size >= SESSION_CACHE_MAX_ENTRIES)
+        remembered.delete(remembered.keys().next().value as string);
+      remembered.set(value, { signedIn, until: Math.min(now + SESSION_CACHE_MS, session.expiresAt) });
+      return signedIn;
     },
     async destroy(signedIn) {
+      for (const [value, entry] of remembered) {
+        if (entry.signedIn.session.idHash === signedIn.session.idHash) remembered.delete(value);
+      }
       await data.deleteSession(signedIn.session.idHash);
       return serializeCookie(cookieName, '', { ...attributes, maxAge: 0 });
     },
