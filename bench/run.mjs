@@ -67,6 +67,15 @@ const GENERATOR_CPUS = '1';
 /** The figures of issue 8 for oidc-provider on this machine, µs of server CPU per operation. */
 const ISSUE_FIGURES = { register: 164, 'code-flow': 1800, refresh: 580, userinfo: 122, introspect: 133 };
 
+/** The workloads compared with oidc-provider on memory storage. */
+const DESCRIPTIONS = {
+  register: 'one dynamic client registration (RFC 7591)',
+  'code-flow': 'authorize, consent page, Allow, code, token exchange with PKCE, for a signed-in user',
+  refresh: 'one refresh-token grant with rotation',
+  userinfo: 'GET userinfo with a valid bearer token',
+  introspect: 'one introspection (RFC 7662) of a valid access token, with client authentication',
+};
+
 /** @param {number} v */
 const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '–');
 
@@ -124,9 +133,9 @@ const BENCHMARKS = [
     a: { label: 'node:http (bare)', server: { kind: 'bare' }, workload: 'floor' },
     targets: () => [],
   },
-  ...['register', 'code-flow', 'refresh', 'userinfo', 'introspect'].map((w) => ({
+  ...Object.entries(DESCRIPTIONS).map(([w, description]) => ({
     name: w,
-    description: w,
+    description,
     a: ours('memory', w),
     b: oidcProvider(w),
     targets: cpuRatioTarget(3),
