@@ -1,0 +1,721 @@
+/**
+ * `npm run bench`: the load benchmark of issue 8. Starts the course-school reference server and
+ * an oidc-provider 9 server configured like it, drives both with one closed-loop load generator
+ * (a child process) in alternating windows, and reports ops/s, latency, server CPU per operation
+ * and peak memory, with the ratio to oidc-provider and each target's PASS/FAIL.
+ *
+ * Usage: `npm run bench -- [--workloads a,b] [--windows 5] [--seconds 4] [--concurrency 32]
+ * [--quick] [--stall 15] [--database-url postgres://...] [--save] [--no-publish] [--list]`
+ *
+ * A run of every benchmark writes bench/results/latest.{md,json} and the table of
+ * docs/benchmarks.md; every run writes bench/results/raw/<date>.{md,json}. See docs/benchmarks.md.
+ * @module
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, loadavg, release, tmpdir, type } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { HAVE_PROC, HAVE_TASKSET, processCpuSeconds, treeCpuSeconds, treeMemory } from './lib/proc.mjs';
+import { renderMarkdown } from './lib/report.mjs';
+import { startServer } from './lib/servers.mjs';
+import { pairedCpuRatio, summarize } from './lib/stats.mjs';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(BENCH);
+const RESULTS = join(BENCH, 'results');
+const DOC = join(ROOT, 'docs', 'benchmarks.md');
+const SERVER_CPUS = '0';
+const GENERATOR_CPUS = '1';
+
+/** @typedef {import('./lib/report.mjs').BenchmarkResult} BenchmarkResult */
+/** @typedef {import('./lib/report.mjs').Target} Target */
+/** @typedef {import('./lib/stats.mjs').WindowResult} WindowResult */
+/** @typedef {import('./lib/servers.mjs').RunningServer} RunningServer */
+
+/**
+ * @typedef {{ kind: 'ours', storage: 'memory' | 'pglite' | 'postgres' } | { kind: 'oidc-provider' } | { kind: 'guard' } | { kind: 'bare' } | { kind: 'same' }} ServerSpec
+ * `same`: the A side's server process (the guard's unguarded route).
+ */
+
+/**
+ * @typedef {object} Side
+ * @property {string} label
+ * @property {ServerSpec} server
+ * @property {string} workload - a key of WORKLOADS in lib/workloads.mjs
+ */
+
+/**
+ * @typedef {object} Benchmark
+ * @property {string} name
+ * @property {string} description
+ * @property {Side} a
+ * @property {Side} [b]
+ * @property {(result: BenchmarkResult) => Target[]} targets
+ */
+
+/** The figures of issue 8 for oidc-provider on this machine, µs of server CPU per operation. */
+const ISSUE_FIGURES = { register: 164, 'code-flow': 1800, refresh: 580, userinfo: 122, introspect: 133 };
+
+/** The workloads compared with oidc-provider on memory storage. */
+const DESCRIPTIONS = {
+  register: 'one dynamic client registration (RFC 7591)',
+  'code-flow': 'authorize, consent page, Allow, code, token exchange with PKCE, for a signed-in user',
+  refresh: 'one refresh-token grant with rotation',
+  userinfo: 'GET userinfo with a valid bearer token',
+  introspect: 'one introspection (RFC 7662) of a valid access token, with client authentication',
+};
+
+/** @param {number} v */
+const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '–');
+
+/**
+ * @param {'memory' | 'pglite' | 'postgres'} storage
+ * @param {string} workload
+ * @returns {Side}
+ */
+const ours = (storage, workload) => ({
+  label: `portcullis (${storage === 'pglite' ? 'embedded PGlite' : storage === 'postgres' ? 'PostgreSQL' : 'memory'})`,
+  server: { kind: 'ours', storage },
+  workload,
+});
+/** @param {string} workload @returns {Side} */
+const oidcProvider = (workload) => ({
+  label: 'oidc-provider (memory)',
+  server: { kind: 'oidc-provider' },
+  workload,
+});
+
+/**
+ * Ours at least `min` times less CPU per operation than oidc-provider, without errors.
+ * @param {number} min
+ * @param {string} [what]
+ * @returns {(r: BenchmarkResult) => Target[]}
+ */
+const cpuRatioTarget = (min, what) => (r) => [
+  {
+    name: `${r.name}: server CPU/op vs oidc-provider`,
+    goal: what ?? `ours ≥ ${min}x better`,
+    measured: `${fmt(r.ratio ?? Number.NaN)}x (${Math.round(r.a.summary.cpuPerOp)} vs ${Math.round(r.b?.summary.cpuPerOp ?? Number.NaN)} µs)`,
+    pass:
+      r.ratio !== undefined && Number.isFinite(r.ratio)
+        ? r.ratio >= min && r.a.summary.errors === 0
+        : undefined,
+  },
+];
+
+/** @param {BenchmarkResult} r @returns {Target} */
+const rssTarget = (r) => {
+  const peak = Math.max(r.a.memory.maxRss, r.a.memory.hwm);
+  return {
+    name: `${r.name}: peak RSS of the embedded default`,
+    goal: '< 256 MB',
+    measured: peak > 0 ? `${Math.round(peak / 2 ** 20)} MB` : '–',
+    pass: peak > 0 ? peak < 256 * 2 ** 20 : undefined,
+  };
+};
+
+/** @type {Benchmark[]} */
+const BENCHMARKS = [
+  {
+    name: 'floor',
+    description: 'a bare node:http server answering small JSON: the floor of any server',
+    a: { label: 'node:http (bare)', server: { kind: 'bare' }, workload: 'floor' },
+    targets: () => [],
+  },
+  ...Object.entries(DESCRIPTIONS).map(([w, description]) => ({
+    name: w,
+    description,
+    a: ours('memory', w),
+    b: oidcProvider(w),
+    targets: cpuRatioTarget(3),
+  })),
+  {
+    name: 'guard',
+    description: 'a business API GET through the resource-server guard vs the same route unguarded',
+    a: { label: 'portcullis guard (memory)', server: { kind: 'guard' }, workload: 'guard' },
+    b: { label: 'same route, unguarded', server: { kind: 'same' }, workload: 'guard-open' },
+    targets: (r) => {
+      const overhead = r.ratio === undefined ? Number.NaN : 1 / r.ratio;
+      return [
+        {
+          name: 'guard: guarded route CPU/op vs unguarded',
+          goal: '≤ 1.6x',
+          measured: `${fmt(overhead)}x (${Math.round(r.a.summary.cpuPerOp)} vs ${Math.round(r.b?.summary.cpuPerOp ?? Number.NaN)} µs)`,
+          pass: Number.isFinite(overhead) ? overhead <= 1.6 && r.a.summary.errors === 0 : undefined,
+        },
+      ];
+    },
+  },
+  ...['code-flow', 'refresh'].flatMap((w) => [
+    {
+      name: `${w}-pglite`,
+      description: `${w} on the embedded default storage (PGlite in a fresh DATA_DIR)`,
+      a: ours('pglite', w),
+      b: oidcProvider(w),
+      targets: (/** @type {BenchmarkResult} */ r) => [rssTarget(r)],
+    },
+  ]),
+  ...['code-flow', 'refresh'].map((w) => ({
+    name: `${w}-postgres`,
+    description: `${w} on PostgreSQL (a fresh database)`,
+    a: ours('postgres', w),
+    b: oidcProvider(w),
+    targets: cpuRatioTarget(1, "ours ≤ oidc-provider's in-memory CPU/op"),
+  })),
+];
+
+// ---------------------------------------------------------------------------------------------
+
+const { values: args } = parseArgs({
+  options: {
+    workloads: { type: 'string' },
+    windows: { type: 'string' },
+    seconds: { type: 'string' },
+    concurrency: { type: 'string', default: '32' },
+    quick: { type: 'boolean', default: false },
+    stall: { type: 'string', default: '15' },
+    'database-url': { type: 'string' },
+    save: { type: 'boolean', default: false },
+    'no-publish': { type: 'boolean', default: false },
+    list: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help || args.list) {
+  console.log('npm run bench -- [--workloads a,b] [--windows N] [--seconds S] [--concurrency C] [--quick]');
+  console.log('                 [--stall S] [--database-url URL] [--save] [--no-publish]\n\nBenchmarks:');
+  for (const b of BENCHMARKS) console.log(`  ${b.name.padEnd(20)} ${b.description}`);
+  process.exit(0);
+}
+
+/** @param {string | undefined} v @param {number} fallback @param {string} name */
+function positive(v, fallback, name) {
+  const n = v === undefined ? fallback : Number(v);
+  if (!(n > 0)) throw new Error(`--${name} must be a positive number`);
+  return n;
+}
+const options = {
+  windows: Math.round(positive(args.windows, args.quick ? 3 : 5, 'windows')),
+  seconds: positive(args.seconds, args.quick ? 2 : 4, 'seconds'),
+  concurrency: Math.round(positive(args.concurrency, 32, 'concurrency')),
+  stall: positive(args.stall, 15, 'stall'),
+  pinned: HAVE_TASKSET && cpus().length >= 2,
+};
+const selected =
+  args.workloads === undefined
+    ? BENCHMARKS
+    : args.workloads.split(',').map((name) => {
+        const b = BENCHMARKS.find((x) => x.name === name.trim());
+        if (b === undefined) throw new Error(`unknown benchmark '${name}'; see --list`);
+        return b;
+      });
+const complete = selected.length === BENCHMARKS.length;
+if (!HAVE_PROC) console.warn('warning: no /proc (not Linux): CPU and memory figures are missing');
+
+// ---------------------------------------------------------------------------------------------
+// Preflight: the benchmark's own dependencies, and the built library and reference server.
+
+/** @param {string} cwd @param {string[]} command */
+function sh(cwd, command) {
+  console.log(`$ ${command.join(' ')}${cwd === ROOT ? '' : `  (in ${cwd})`}`);
+  execFileSync(/** @type {string} */ (command[0]), command.slice(1), { cwd, stdio: 'inherit' });
+}
+
+if (!existsSync(join(BENCH, 'node_modules'))) sh(ROOT, ['npm', 'ci', '--prefix', 'bench', '--include=dev']);
+const serverMain = join(ROOT, 'examples', 'course-school', 'dist', 'main.js');
+if (!existsSync(join(ROOT, 'dist', 'index.js')) || !existsSync(serverMain)) {
+  if (!existsSync(join(ROOT, 'node_modules'))) sh(ROOT, ['npm', 'ci']);
+  sh(ROOT, ['npm', 'run', 'build']);
+  sh(ROOT, ['npm', 'run', 'build:example']);
+}
+/** @param {string} dir @returns {number} newest mtime under dir */
+function newest(dir) {
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    t = Math.max(t, entry.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+if (newest(join(ROOT, 'src')) > statSync(join(ROOT, 'dist', 'index.js')).mtimeMs) {
+  console.warn('warning: src/ changed after dist/ was built: run `npm run build && npm run build:example`');
+}
+
+const { default: pg } = await import('pg');
+
+// Keep the orchestrator off the server core.
+if (options.pinned)
+  execFileSync('taskset', ['-a', '-p', '-c', GENERATOR_CPUS, String(process.pid)], { stdio: 'ignore' });
+
+// ---------------------------------------------------------------------------------------------
+// The load generator.
+
+const generatorCommand = options.pinned
+  ? ['taskset', '-c', GENERATOR_CPUS, process.execPath, join(BENCH, 'lib', 'load.mjs')]
+  : [process.execPath, join(BENCH, 'lib', 'load.mjs')];
+const generator = spawn(/** @type {string} */ (generatorCommand[0]), generatorCommand.slice(1), {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+let nextId = 1;
+/** @type {Map<number, { resolve: (v: any) => void, reject: (e: Error) => void }>} */
+const pending = new Map();
+generator.on('message', (/** @type {any} */ message) => {
+  const waiter = pending.get(message.id);
+  pending.delete(message.id);
+  if (message.ok) waiter?.resolve(message);
+  else waiter?.reject(new Error(message.error));
+});
+generator.once('exit', (code) => {
+  for (const waiter of pending.values()) waiter.reject(new Error(`the load generator exited (${code})`));
+  pending.clear();
+});
+
+/**
+ * @param {Record<string, unknown>} message
+ * @param {number} timeoutSeconds
+ * @returns {Promise<any>}
+ */
+function ask(message, timeoutSeconds) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      reject(new Error(`the load generator did not answer ${message.cmd} within ${timeoutSeconds} s`));
+    }, timeoutSeconds * 1000);
+    pending.set(id, {
+      resolve: (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      reject: (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    });
+    generator.send({ ...message, id });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cleanup of everything this run started, also on Ctrl-C.
+
+/** @type {Set<() => Promise<void>>} */
+const cleanups = new Set();
+async function cleanup() {
+  for (const fn of [...cleanups].reverse()) {
+    cleanups.delete(fn);
+    await fn().catch((error) => console.error('cleanup:', error));
+  }
+}
+process.once('SIGINT', () => {
+  console.error('\ninterrupted: stopping servers');
+  cleanup().finally(() => process.exit(130));
+});
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: a fresh database per benchmark, its backends' CPU per window.
+
+const adminUrl =
+  args['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Creates a fresh database and returns its URL and a way to read its backends' CPU.
+ * @param {string} name
+ */
+async function freshDatabase(name) {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    /** CPU seconds of each backend of this database, by pid (the backends are on this machine). */
+    async backends() {
+      const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name]);
+      return new Map(rows.map((r) => [r.pid, processCpuSeconds(r.pid)]));
+    },
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers.
+
+/**
+ * @typedef {object} Started
+ * @property {RunningServer} server
+ * @property {Awaited<ReturnType<typeof freshDatabase>>} [database]
+ * @property {() => Promise<void>} dispose - removes its data directory or database
+ */
+
+/**
+ * Starts a server, with fresh storage of its own.
+ * @param {ServerSpec} spec
+ * @param {string} benchmark
+ * @returns {Promise<Started>}
+ */
+async function start(spec, benchmark) {
+  const pin = options.pinned ? SERVER_CPUS : undefined;
+  /** @param {string} name @param {string} script @param {Record<string, string>} env */
+  const run = (name, script, env) => startServer({ name, script, env, cpus: pin });
+  const nothing = async () => {};
+  switch (spec.kind) {
+    case 'bare':
+      return { server: await run('bare', join(BENCH, 'servers', 'bare.mjs'), {}), dispose: nothing };
+    case 'guard':
+      return { server: await run('guard', join(BENCH, 'servers', 'guard.mjs'), {}), dispose: nothing };
+    case 'oidc-provider':
+      return {
+        server: await run('oidc-provider', join(BENCH, 'servers', 'oidc-provider.mjs'), {}),
+        dispose: nothing,
+      };
+    case 'ours': {
+      if (spec.storage === 'memory') {
+        return { server: await run('portcullis', serverMain, { STORAGE: 'memory' }), dispose: nothing };
+      }
+      if (spec.storage === 'pglite') {
+        // No STORAGE, no DATABASE_URL: the default, an embedded PostgreSQL in a fresh directory.
+        const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
+        const dispose = async () => rmSync(dataDir, { recursive: true, force: true });
+        try {
+          return { server: await run('portcullis', serverMain, { DATA_DIR: dataDir }), dispose };
+        } catch (error) {
+          await dispose();
+          throw error;
+        }
+      }
+      const database = await freshDatabase(`bench_${process.pid}_${benchmark.replace(/\W/g, '_')}`);
+      try {
+        return {
+          server: await run('portcullis', serverMain, { DATABASE_URL: database.url }),
+          database,
+          dispose: () => database.drop(),
+        };
+      } catch (error) {
+        await database.drop();
+        throw error;
+      }
+    }
+    case 'same':
+      throw new Error('`same` has no server of its own');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One benchmark: servers, setup, warm-up, alternating windows.
+
+/**
+ * @param {Benchmark} bench
+ * @returns {Promise<BenchmarkResult>}
+ */
+async function runBenchmark(bench) {
+  console.log(`\n== ${bench.name}: ${bench.description}`);
+  const sides = bench.b === undefined ? [bench.a] : [bench.a, bench.b];
+  /** @type {Array<() => Promise<void>>} */
+  const stops = [];
+  try {
+    /** @type {Started[]} */
+    const started = [];
+    for (const side of sides) {
+      if (side.server.kind === 'same') {
+        started.push(/** @type {Started} */ (started[0]));
+        continue;
+      }
+      const s = await start(side.server, bench.name);
+      const stop = async () => {
+        await s.server.stop();
+        await s.dispose();
+      };
+      cleanups.add(stop);
+      stops.push(async () => {
+        cleanups.delete(stop);
+        await stop();
+      });
+      started.push(s);
+      console.log(`   ${side.label}: ${s.server.origin} (pid ${s.server.pid})`);
+    }
+
+    const memory = started.map(() => ({ maxRss: 0, hwm: 0 }));
+    const sample = () => {
+      if (!HAVE_PROC) return;
+      started.forEach((s, i) => {
+        const m = treeMemory(s.server.pid);
+        const mem = /** @type {{ maxRss: number, hwm: number }} */ (memory[i]);
+        mem.maxRss = Math.max(mem.maxRss, m.rss);
+        mem.hwm = Math.max(mem.hwm, m.hwm);
+      });
+    };
+    const sampler = setInterval(sample, 500);
+
+    try {
+      for (const [i, side] of sides.entries()) {
+        const origin = /** @type {Started} */ (started[i]).server.origin;
+        await ask(
+          {
+            cmd: 'setup',
+            key: `${bench.name}:${i}`,
+            origin,
+            workload: side.workload,
+            concurrency: options.concurrency,
+          },
+          600,
+        );
+      }
+
+      /**
+       * @param {number} i - side index
+       * @returns {Promise<WindowResult>}
+       */
+      const window = async (i) => {
+        const s = /** @type {Started} */ (started[i]);
+        const db0 = await s.database?.backends();
+        const cpu0 = HAVE_PROC ? treeCpuSeconds(s.server.pid) : 0;
+        const t0 = performance.now();
+        const result = await ask(
+          { cmd: 'run', key: `${bench.name}:${i}`, seconds: options.seconds, stallSeconds: options.stall },
+          options.seconds + options.stall + 60,
+        );
+        const wall = (performance.now() - t0) / 1000;
+        const cpu = HAVE_PROC ? treeCpuSeconds(s.server.pid) - cpu0 : Number.NaN;
+        let dbCpuPerOp;
+        if (s.database !== undefined && db0 !== undefined) {
+          const db1 = await s.database.backends();
+          let dbCpu = 0;
+          for (const [pid, seconds] of db1) dbCpu += seconds - (db0.get(pid) ?? 0);
+          dbCpuPerOp = result.ops > 0 ? (dbCpu * 1e6) / result.ops : Number.NaN;
+        }
+        return {
+          ops: result.ops,
+          errors: result.errors,
+          errorKinds: result.errorKinds,
+          elapsed: result.elapsed,
+          opsPerSecond: result.opsPerSecond,
+          p50: result.p50,
+          p99: result.p99,
+          requestsPerOp: result.requestsPerOp,
+          generatorCpuPercent: result.generatorCpuPercent,
+          cpuPerOp: result.ops > 0 ? (cpu * 1e6) / result.ops : Number.NaN,
+          serverCpuPercent: (cpu / wall) * 100,
+          dbCpuPerOp,
+        };
+      };
+
+      /** @param {string} what @param {WindowResult} w */
+      const log = (what, w) =>
+        console.log(
+          `   ${what.padEnd(34)} ${w.opsPerSecond.toFixed(0).padStart(6)} ops/s  p50 ${w.p50.toFixed(1).padStart(6)} ms  p99 ${w.p99.toFixed(1).padStart(6)} ms  ` +
+            `CPU ${w.cpuPerOp.toFixed(0).padStart(6)} µs/op (${w.serverCpuPercent.toFixed(0)}%)` +
+            `${w.dbCpuPerOp === undefined ? '' : ` +PG ${w.dbCpuPerOp.toFixed(0)} µs`}  gen ${w.generatorCpuPercent.toFixed(0)}%` +
+            `${w.errors > 0 ? `  ERRORS ${w.errors}: ${w.errorKinds[0]?.[0]}` : ''}`,
+        );
+
+      for (const [i, side] of sides.entries()) log(`warm-up ${side.label}`, await window(i));
+      /** @type {WindowResult[][]} */
+      const windows = sides.map(() => []);
+      for (let n = 1; n <= options.windows; n++) {
+        for (const [i, side] of sides.entries()) {
+          const w = await window(i);
+          windows[i]?.push(w);
+          log(`${n}/${options.windows} ${side.label}`, w);
+        }
+      }
+      sample();
+
+      for (const [i] of sides.entries()) await ask({ cmd: 'teardown', key: `${bench.name}:${i}` }, 60);
+      const [wa = [], wb] = windows;
+      /** @type {BenchmarkResult} */
+      const result = {
+        name: bench.name,
+        description: bench.description,
+        a: {
+          label: bench.a.label,
+          summary: summarize(wa),
+          windows: wa,
+          memory: /** @type {any} */ (memory[0]),
+        },
+        b:
+          bench.b === undefined || wb === undefined
+            ? undefined
+            : {
+                label: bench.b.label,
+                summary: summarize(wb),
+                windows: wb,
+                // The unguarded route runs in the guarded route's process: no memory of its own.
+                memory:
+                  bench.b.server.kind === 'same' ? { maxRss: 0, hwm: 0 } : /** @type {any} */ (memory[1]),
+              },
+        ratio: wb === undefined ? undefined : pairedCpuRatio(wa, wb),
+        targets: [],
+        skipped: undefined,
+      };
+      result.targets = bench.targets(result);
+      for (const t of result.targets) {
+        console.log(
+          `   target ${t.name}: ${t.goal}: ${t.measured}: ${t.pass === undefined ? 'not measured' : t.pass ? 'PASS' : 'FAIL'}`,
+        );
+      }
+      return result;
+    } finally {
+      clearInterval(sampler);
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run.
+
+/** @param {string[]} command */
+function quiet(command) {
+  try {
+    return execFileSync(/** @type {string} */ (command[0]), command.slice(1), {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
+  } catch {
+    return '';
+  }
+}
+/** @param {string} name */
+function benchVersion(name) {
+  try {
+    return JSON.parse(readFileSync(join(BENCH, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return '?';
+  }
+}
+
+const head = quiet(['git', 'rev-parse', '--short', 'HEAD']);
+const dirty = quiet(['git', 'status', '--porcelain', '--', 'src', 'examples']) !== '';
+/** @type {import('./lib/report.mjs').RunInfo} */
+const info = {
+  date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+  cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
+  cores: cpus().length,
+  os: `${type()} ${release()}`,
+  node: process.versions.node,
+  commit:
+    head === '' ? 'unknown' : `${head}${dirty ? ' (with uncommitted changes to src/ or examples/)' : ''}`,
+  versions: { 'oidc-provider': benchVersion('oidc-provider'), undici: benchVersion('undici') },
+  options: {
+    windows: options.windows,
+    seconds: options.seconds,
+    concurrency: options.concurrency,
+    pinned: options.pinned,
+  },
+  loadBefore: loadavg(),
+  loadAfter: [],
+  sign: undefined,
+};
+
+console.log(
+  `portcullis benchmark: ${selected.map((b) => b.name).join(', ')}\n` +
+    `${options.windows} windows x ${options.seconds} s per side, ${options.concurrency} virtual users, ` +
+    `${options.pinned ? `servers on CPU ${SERVER_CPUS}, generator on CPU ${GENERATOR_CPUS}` : 'not pinned'}`,
+);
+
+/** @type {BenchmarkResult[]} */
+const results = [];
+let failure;
+try {
+  const signCommand = options.pinned
+    ? ['taskset', '-c', SERVER_CPUS, process.execPath, join(BENCH, 'lib', 'sign-floor.mjs')]
+    : [process.execPath, join(BENCH, 'lib', 'sign-floor.mjs')];
+  info.sign = JSON.parse(quiet(signCommand) || 'null') ?? undefined;
+  console.log(`signing floor: ES256 ${info.sign?.es256} µs, RS256 ${info.sign?.rs256} µs`);
+
+  let postgresProblem;
+  if (selected.some((b) => b.a.server.kind === 'ours' && b.a.server.storage === 'postgres')) {
+    const probe = new pg.Client({ connectionString: adminUrl });
+    try {
+      await probe.connect();
+      await probe.query('SELECT 1');
+    } catch (error) {
+      postgresProblem = `PostgreSQL unreachable at ${adminUrl.replace(/:[^:@/]*@/, ':***@')} (${error instanceof Error ? error.message : error}); set BENCH_DATABASE_URL`;
+      console.warn(`warning: ${postgresProblem}`);
+    } finally {
+      await probe.end().catch(() => {});
+    }
+  }
+
+  for (const bench of selected) {
+    if (
+      postgresProblem !== undefined &&
+      bench.a.server.kind === 'ours' &&
+      bench.a.server.storage === 'postgres'
+    ) {
+      results.push({
+        name: bench.name,
+        description: bench.description,
+        a: { label: bench.a.label, summary: summarize([]), windows: [], memory: { maxRss: 0, hwm: 0 } },
+        b: undefined,
+        ratio: undefined,
+        targets: [],
+        skipped: postgresProblem,
+      });
+      continue;
+    }
+    results.push(await runBenchmark(bench));
+  }
+} catch (error) {
+  failure = error;
+} finally {
+  await ask({ cmd: 'exit' }, 10).catch(() => {});
+  await cleanup();
+}
+info.loadAfter = loadavg();
+
+if (results.length > 0) {
+  const markdown = renderMarkdown(info, results);
+  const json = JSON.stringify({ info, issueFigures: ISSUE_FIGURES, results }, null, 2);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync(join(RESULTS, 'raw'), { recursive: true });
+  writeFileSync(join(RESULTS, 'raw', `${stamp}.md`), markdown);
+  writeFileSync(join(RESULTS, 'raw', `${stamp}.json`), `${json}\n`);
+  console.log(`\n${markdown}`);
+  const save = (complete && failure === undefined && !args.quick) || args.save;
+  if (save) {
+    writeFileSync(
+      join(RESULTS, 'latest.md'),
+      `# Latest benchmark results\n\nSee [docs/benchmarks.md](../../docs/benchmarks.md) for the method.\n\n${markdown}`,
+    );
+    writeFileSync(join(RESULTS, 'latest.json'), `${json}\n`);
+    console.log('wrote bench/results/latest.md and latest.json');
+    if (!args['no-publish'] && existsSync(DOC)) {
+      const doc = readFileSync(DOC, 'utf8');
+      const start = '<!-- results:start -->';
+      const end = '<!-- results:end -->';
+      const i = doc.indexOf(start);
+      const j = doc.indexOf(end);
+      if (i !== -1 && j > i) {
+        writeFileSync(DOC, `${doc.slice(0, i + start.length)}\n${markdown}\n${doc.slice(j)}`);
+        console.log('updated the results in docs/benchmarks.md');
+      }
+    }
+  } else {
+    console.log(`wrote bench/results/raw/${stamp}.md (a partial or quick run does not replace latest.md)`);
+  }
+}
+if (failure !== undefined) {
+  console.error(`\nbenchmark failed: ${failure instanceof Error ? failure.message : failure}`);
+  process.exit(1);
+}
+process.exit(0);
