@@ -388,14 +388,14 @@ async function start(spec, benchmark) {
       };
     case 'ours': {
       if (spec.storage === 'memory') {
-        return { server: await run('portcullis', serverMain, { STORAGE: 'memory' }), dispose: nothing };
+        return { server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', STORAGE: 'memory' }), dispose: nothing };
       }
       if (spec.storage === 'pglite') {
         // No STORAGE, no DATABASE_URL: the default, an embedded PostgreSQL in a fresh directory.
         const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
         const dispose = async () => rmSync(dataDir, { recursive: true, force: true });
         try {
-          return { server: await run('portcullis', serverMain, { DATA_DIR: dataDir }), dispose };
+          return { server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', DATA_DIR: dataDir }), dispose };
         } catch (error) {
           await dispose();
           throw error;
@@ -404,7 +404,7 @@ async function start(spec, benchmark) {
       const database = await freshDatabase(`bench_${process.pid}_${benchmark.replace(/\W/g, '_')}`);
       try {
         return {
-          server: await run('portcullis', serverMain, { DATABASE_URL: database.url }),
+          server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', DATABASE_URL: database.url }),
           database,
           dispose: () => database.drop(),
         };

@@ -95,6 +95,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       data,
       sessions,
       title: TITLE,
+      rateLimit: config.rateLimit,
     });
     await oauth.ready();
     const discovery = await loadDiscovery(oauth);

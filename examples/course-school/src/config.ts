@@ -21,6 +21,8 @@ export interface AppConfig {
   readonly storage: StorageChoice;
   /** Origins besides the issuer's that may call `/mcp` from a browser (DNS-rebinding protection). */
   readonly mcpAllowedOrigins: readonly string[];
+  /** Per-IP and per-client limits on the OAuth endpoints (the library's defaults); off only for load tests. */
+  readonly rateLimit: boolean;
 }
 
 const env = z.object({
@@ -39,6 +41,7 @@ const env = z.object({
   DATA_DIR: z.string().min(1).default('./.data'),
   STORAGE: z.enum(['memory', 'default']).default('default'),
   MCP_ALLOWED_ORIGINS: z.string().default(''),
+  RATE_LIMIT: z.enum(['on', 'off']).default('on'),
 });
 
 /**
@@ -48,6 +51,7 @@ const env = z.object({
  * - `STORAGE=memory`: nothing persists (tests, benchmarks)
  * - `DATABASE_URL=postgres://...`: PostgreSQL; otherwise the embedded PGlite under `DATA_DIR` (./.data)
  * - `MCP_ALLOWED_ORIGINS`: comma-separated extra origins allowed to call `/mcp`
+ * - `RATE_LIMIT=off`: no limits on the OAuth endpoints (load tests from one address); default `on`
  *
  * @throws Error naming each invalid variable
  */
@@ -74,5 +78,6 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',')
       .map((o) => o.trim())
       .filter((o) => o !== ''),
+    rateLimit: e.RATE_LIMIT === 'on',
   };
 }

@@ -11,6 +11,7 @@ import {
   createScopePolicy,
   type Storage,
 } from 'portcullis';
+import { createMemoryRateLimiter } from 'portcullis/rate-limit';
 import type { SessionManager } from './accounts/sessions.js';
 import { grantableScopes } from './api/route-table.js';
 import type { DataStore } from './data/store.js';
@@ -24,6 +25,8 @@ export interface OAuthDeps {
   readonly data: DataStore;
   readonly sessions: SessionManager;
   readonly title: string;
+  /** Apply the library's default rate limits (per IP, per client) on the OAuth endpoints. */
+  readonly rateLimit: boolean;
 }
 
 /** The server and the facts the generated documents repeat. */
@@ -75,6 +78,9 @@ export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
       };
     },
     loginUrl: LOGIN_PATH,
+    // One instance counts in memory; instances behind a load balancer would share a store
+    // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
+    ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
     async claims(userId, scope) {
       const user = await deps.data.getUser(userId);
       if (user === null) return {};
