@@ -388,14 +388,20 @@ async function start(spec, benchmark) {
       };
     case 'ours': {
       if (spec.storage === 'memory') {
-        return { server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', STORAGE: 'memory' }), dispose: nothing };
+        return {
+          server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', STORAGE: 'memory' }),
+          dispose: nothing,
+        };
       }
       if (spec.storage === 'pglite') {
         // No STORAGE, no DATABASE_URL: the default, an embedded PostgreSQL in a fresh directory.
         const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
         const dispose = async () => rmSync(dataDir, { recursive: true, force: true });
         try {
-          return { server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', DATA_DIR: dataDir }), dispose };
+          return {
+            server: await run('portcullis', serverMain, { RATE_LIMIT: 'off', DATA_DIR: dataDir }),
+            dispose,
+          };
         } catch (error) {
           await dispose();
           throw error;

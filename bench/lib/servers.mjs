@@ -47,7 +47,16 @@ export async function startServer({ name, script, env, cpus, startSeconds = 120 
   /** @type {Record<string, string | undefined>} */
   const base = { ...process.env };
   // The reference server reads these; only what the benchmark passes may apply.
-  for (const key of ['PORT', 'HOST', 'ISSUER', 'STORAGE', 'DATABASE_URL', 'DATA_DIR', 'SESSION_SECRET', 'RATE_LIMIT'])
+  for (const key of [
+    'PORT',
+    'HOST',
+    'ISSUER',
+    'STORAGE',
+    'DATABASE_URL',
+    'DATA_DIR',
+    'SESSION_SECRET',
+    'RATE_LIMIT',
+  ])
     delete base[key];
   const command =
     cpus === undefined ? [process.execPath, script] : ['taskset', '-c', cpus, process.execPath, script];

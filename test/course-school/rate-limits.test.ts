@@ -18,7 +18,10 @@ const register = (issuer: string, n: number) =>
   fetch(`${issuer}/api/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: `cli ${n}`, redirect_uris: [`http://127.0.0.1:${9000 + n}/callback`] }),
+    body: JSON.stringify({
+      client_name: `cli ${n}`,
+      redirect_uris: [`http://127.0.0.1:${9000 + n}/callback`],
+    }),
   });
 
 describe('rate limits of the reference server', () => {
