@@ -22,19 +22,6 @@ function countingStorage(): { storage: Storage; reads: () => number } {
   return { storage, reads: () => reads };
 }
 
-async function introspect(h: Harness, client: RegisteredClient, token: string) {
-  return h.send({
-    method: 'POST',
-    url: '/api/oauth/introspect',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      token,
-      client_id: client.client_id,
-      client_secret: client.client_secret ?? '',
-    }).toString(),
-  });
-}
-
 describe('client cache (clientCacheSeconds)', () => {
   let h: Harness;
   let counter: ReturnType<typeof countingStorage>;
@@ -48,12 +35,12 @@ describe('client cache (clientCacheSeconds)', () => {
   it('reads a client from storage once per 5-second window by default', async () => {
     const { client, body } = await h.tokens({ token_endpoint_auth_method: 'client_secret_post' });
     const token = body.access_token as string;
-    await introspect(h, client, token);
+    await h.introspect(client, token);
     const before = counter.reads();
-    for (let i = 0; i < 3; i++) expect(json(await introspect(h, client, token)).active).toBe(true);
+    for (let i = 0; i < 3; i++) expect(json(await h.introspect(client, token)).active).toBe(true);
     expect(counter.reads()).toBe(before);
     h.clock.advance(6);
-    expect(json(await introspect(h, client, token)).active).toBe(true);
+    expect(json(await h.introspect(client, token)).active).toBe(true);
     expect(counter.reads()).toBe(before + 1);
   });
 
@@ -64,9 +51,9 @@ describe('client cache (clientCacheSeconds)', () => {
     expect((await counter.storage.getClient(client.client_id, h.clock.now()))?.expiresAt).toBeUndefined();
     const before = counter.reads();
     // The copy cached before the exchange still carried `expiresAt`: it must have been dropped.
-    await introspect(h, client, json(exchanged).access_token as string);
+    await h.introspect(client, json(exchanged).access_token as string);
     expect(counter.reads()).toBe(before + 1);
-    await introspect(h, client, json(exchanged).access_token as string);
+    await h.introspect(client, json(exchanged).access_token as string);
     expect(counter.reads()).toBe(before + 1);
   });
 
@@ -88,7 +75,7 @@ describe('client cache (clientCacheSeconds)', () => {
     const { client, body } = await h.tokens({ token_endpoint_auth_method: 'client_secret_post' });
     await counter.storage.deleteClient(client.client_id, h.clock.now());
     h.clock.advance(5);
-    expect((await introspect(h, client, body.access_token as string)).status).toBe(401);
+    expect((await h.introspect(client, body.access_token as string)).status).toBe(401);
   });
 
   it('reads storage on every request with clientCacheSeconds: 0', async () => {
@@ -96,8 +83,8 @@ describe('client cache (clientCacheSeconds)', () => {
     try {
       const { client, body } = await uncached.tokens({ token_endpoint_auth_method: 'client_secret_post' });
       const before = counter.reads();
-      await introspect(uncached, client, body.access_token as string);
-      await introspect(uncached, client, body.access_token as string);
+      await uncached.introspect(client, body.access_token as string);
+      await uncached.introspect(client, body.access_token as string);
       expect(counter.reads()).toBe(before + 2);
     } finally {
       await uncached.close();

@@ -16,17 +16,7 @@ function expectError(response: TestResponse, error: string) {
 }
 
 async function introspectActive(client: RegisteredClient, token: string): Promise<boolean> {
-  const response = await h.send({
-    method: 'POST',
-    url: '/api/oauth/introspect',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      token,
-      client_id: client.client_id,
-      client_secret: client.client_secret!,
-    }).toString(),
-  });
-  return json(response).active === true;
+  return json(await h.introspect(client, token)).active === true;
 }
 
 async function confidentialTokens(extra: Record<string, string | undefined> = {}) {

@@ -154,6 +154,16 @@ export class Harness {
     return json(response) as unknown as RegisteredClient;
   }
 
+  /** Introspects `token` as `client`, with its secret in the body (`client_secret_post`). */
+  introspect(client: RegisteredClient, token: string): Promise<TestResponse> {
+    return this.send({
+      method: 'POST',
+      url: '/api/oauth/introspect',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ token, client_id: client.client_id, client_secret: client.client_secret ?? '' }),
+    });
+  }
+
   authorizeUrl(client: RegisteredClient, p: Pkce, extra: Record<string, string | undefined> = {}): string {
     return `/oauth/authorize?${form({
       response_type: 'code',
