@@ -1,6 +1,7 @@
 /**
  * One suite for every DataStore: the in-memory store, and the SQL store on PGlite (in memory) and
- * on PostgreSQL (`TEST_DATABASE_URL`, default the local test database; skipped when unreachable),
+ * on PostgreSQL (`DATABASE_URL`, default the local test database; skipped when unreachable, a
+ * failure under `CI=true`),
  * in a schema of its own that is dropped afterwards.
  */
 import { PGlite } from '@electric-sql/pglite';
@@ -9,24 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryDataStore } from '../../examples/course-school/src/data/memory-store.js';
 import { createSqlDataStore } from '../../examples/course-school/src/data/sql-store.js';
 import type { DataStore, NewRecord } from '../../examples/course-school/src/data/store.js';
+import { randomSchemaName, requirePostgres } from '../helpers/services.js';
 
 interface Driver {
   name: string;
   open(): Promise<{ store: DataStore; close(): Promise<void> }>;
 }
 
-const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 1000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
+const postgres = await requirePostgres('the course-school DataStore on PostgreSQL');
 
 const drivers: Driver[] = [
   { name: 'memory', open: async () => ({ store: createMemoryDataStore(), close: async () => {} }) },
@@ -40,12 +31,13 @@ const drivers: Driver[] = [
   {
     name: 'PostgreSQL',
     open: async () => {
-      const schema = `cs_test_${process.pid}_${Date.now()}`;
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      const url = postgres!.url;
+      const schema = randomSchemaName();
+      const admin = new pg.Client({ connectionString: url });
       await admin.connect();
       await admin.query(`CREATE SCHEMA ${schema}`);
       const pool = new pg.Pool({
-        connectionString: POSTGRES_URL,
+        connectionString: url,
         options: `-c search_path=${schema}`,
         max: 4,
       });
@@ -61,8 +53,6 @@ const drivers: Driver[] = [
   },
 ];
 
-const hasPostgres = await postgresReachable();
-
 const record = (id: string, extra: Partial<NewRecord> = {}): NewRecord => ({
   kind: 'course',
   id,
@@ -73,7 +63,7 @@ const record = (id: string, extra: Partial<NewRecord> = {}): NewRecord => ({
 });
 
 describe.each(drivers)('DataStore on $name', (driver) => {
-  const skip = driver.name === 'PostgreSQL' && !hasPostgres;
+  const skip = driver.name === 'PostgreSQL' && postgres === undefined;
   let store: DataStore;
   let close: () => Promise<void>;
 
@@ -204,5 +194,41 @@ describe.each(drivers)('DataStore on $name', (driver) => {
     expect(await store.putMetaIfAbsent('k', 'first')).toBe('first');
     expect(await store.putMetaIfAbsent('k', 'second')).toBe('first');
     expect(await store.getMeta('k')).toBe('first');
+  });
+});
+
+describe.skipIf(postgres === undefined)('course-school tables on PostgreSQL', () => {
+  it('instances migrating an empty schema at the same moment all start (lost CREATE races are fine)', async () => {
+    const url = postgres!.url;
+    // Each round: six stores on their own connections race through the same CREATE ... IF NOT EXISTS
+    // statements; PostgreSQL reports a lost race as 23505, 42P07 or 42710 depending on the moment.
+    for (let round = 0; round < 4; round++) {
+      const schema = randomSchemaName();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const pools = Array.from(
+        { length: 6 },
+        () => new pg.Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 1 }),
+      );
+      try {
+        const results = await Promise.allSettled(pools.map((pool) => createSqlDataStore(pool).migrate()));
+        expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+        const store = createSqlDataStore(pools[0]!);
+        await store.createUser({
+          id: 'u1',
+          email: 'ada@example.com',
+          name: 'Ada',
+          role: 'owner',
+          passwordHash: 'x',
+          createdAt: 1,
+        });
+        expect((await store.getUserByEmail('ADA@example.com'))?.id).toBe('u1');
+      } finally {
+        await Promise.all(pools.map((pool) => pool.end()));
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.end();
+      }
+    }
   });
 });

@@ -59,8 +59,12 @@ function toRecord(row: Row): StoredRecord {
 const RECORD_COLUMNS =
   'seq::text AS seq, kind, id, parent_id, owner_id, is_public, data, created_at, updated_at';
 
-/** Postgres error codes of a lost `CREATE ... IF NOT EXISTS` race between two starting instances. */
-const CREATE_RACE = new Set(['23505', '42P07']);
+/**
+ * Postgres error codes of a lost `CREATE ... IF NOT EXISTS` race between two starting instances: a
+ * unique violation in the catalog, a relation or a type (each table's row type) that already exists.
+ * The error comes once the winner has committed, so the next statement sees its object.
+ */
+const CREATE_RACE = new Set(['23505', '42P07', '42710']);
 
 /**
  * Creates a store over a SQL client. The caller owns the client and closes it.
