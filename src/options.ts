@@ -676,10 +676,10 @@ export interface AuthorizationServerOptions {
   /**
    * How long, in seconds, a registered client's record read from storage is reused by this
    * instance before it is read again; 0 reads it on every request. Default 5. Saves one storage read
-   * per token, introspection, revocation and authorization request. A client updated or deleted
-   * through this server is forgotten at once; a change made by another instance, or directly in the
-   * storage, is seen within this many seconds. A cached client is never served past its
-   * `expiresAt`. Configured (`clients`) and metadata-document clients are not affected.
+   * per token, introspection, revocation and authorization request. The server's own change to a
+   * client (its first code exchange clears an unused registration's expiry) is seen at once; a
+   * change made by another instance, or directly in the storage, is seen within this many seconds.
+   * A cached client is never served past its `expiresAt`. Configured (`clients`) and metadata-document clients are not affected.
    * @see docs/configuration.md (caches and their windows)
    */
   clientCacheSeconds?: number;

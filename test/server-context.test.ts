@@ -57,18 +57,33 @@ describe('client cache (clientCacheSeconds)', () => {
     expect(counter.reads()).toBe(before + 1);
   });
 
-  it('never serves a cached client past its expiresAt', async () => {
-    const client = await h.register();
-    // Cache it: an authorization request reads the client.
-    await h.authorize(h.authorizeUrl(client, { verifier: 'v', challenge: 'c'.repeat(43) }));
-    const stored = await counter.storage.getClient(client.client_id, h.clock.now());
-    h.clock.advance((stored?.expiresAt ?? 0) - h.clock.now());
-    const refused = await h.token({
-      grant_type: 'refresh_token',
-      refresh_token: 'x',
-      client_id: client.client_id,
+  it('never serves a cached client past its expiresAt, even inside the cache window', async () => {
+    // An unused registration expires 2 s after it is made: sooner than the 5-second cache window,
+    // so only the cache's own expiry check can refuse it.
+    const short = new Harness({
+      storage: counter.storage,
+      options: { registration: { unusedClientTtlSeconds: 2 } },
     });
-    expect(json(refused).error).toBe('invalid_client');
+    try {
+      const client = await short.register({ token_endpoint_auth_method: 'client_secret_post' });
+      const refresh = () =>
+        short.token({
+          grant_type: 'refresh_token',
+          refresh_token: 'x',
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+        });
+      // Within its lifetime the client authenticates (the refresh token is what fails), and is cached.
+      expect(json(await refresh()).error).toBe('invalid_grant');
+      const reads = counter.reads();
+      short.clock.advance(3);
+      const refused = await refresh();
+      expect(json(refused).error).toBe('invalid_client');
+      // Refused because the cached copy had expired, then confirmed from storage.
+      expect(counter.reads()).toBe(reads + 1);
+    } finally {
+      await short.close();
+    }
   });
 
   it('sees a client deleted directly in storage once the window has passed', async () => {
