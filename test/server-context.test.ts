@@ -4,22 +4,14 @@
  * past its `expiresAt`, and a deletion made elsewhere is seen within the window.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryStorage } from '../src/storage/memory.js';
 import type { Storage } from '../src/storage/types.js';
-import { Harness, json, type RegisteredClient } from './helpers/harness.js';
+import { Harness, json } from './helpers/harness.js';
+import { recordingStorage } from './helpers/recording-storage.js';
 
-/** Memory storage that counts `getClient` reads. */
+/** Storage that counts `getClient` reads. */
 function countingStorage(): { storage: Storage; reads: () => number } {
-  const inner = memoryStorage();
-  let reads = 0;
-  const storage: Storage = {
-    ...inner,
-    getClient(clientId, now) {
-      reads++;
-      return inner.getClient(clientId, now);
-    },
-  };
-  return { storage, reads: () => reads };
+  const { storage, calls } = recordingStorage();
+  return { storage, reads: () => calls.filter((name) => name === 'getClient').length };
 }
 
 describe('client cache (clientCacheSeconds)', () => {

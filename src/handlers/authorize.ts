@@ -183,11 +183,14 @@ export async function handleAuthorize(ctx: ServerContext, httpRequest: OAuthRequ
     const scope = await policy.grantable(user.id, client, request.scope);
     if (scope.length === 0)
       throw new OAuthError('access_denied', 'the user cannot grant any of the requested scopes');
-    const remembered = ctx.config.consent.remember
-      ? await ctx.config.storage.getConsent(user.id, client.clientId)
-      : null;
+    // `prompt=consent` asks whatever was remembered: then the remembered consent is not read.
+    const promptConsent = request.prompt.includes('consent');
+    const remembered =
+      ctx.config.consent.remember && !promptConsent
+        ? await ctx.config.storage.getConsent(user.id, client.clientId)
+        : null;
     const consentRequired =
-      request.prompt.includes('consent') ||
+      promptConsent ||
       policy.consentRequired({ client, userId: user.id, scope, resources: request.resources, remembered });
     if (!consentRequired) {
       if (validated.pending !== undefined) {

@@ -1,0 +1,78 @@
+/**
+ * Which storage calls each step of a flow makes. On PostgreSQL every call is a round trip to the
+ * database (and its CPU), so these lists are a budget: a change that adds a call fails here and
+ * has to be deliberate. Client reads are absent: a running server serves them from its client
+ * cache (`clientCacheSeconds`).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  consentFields,
+  Harness,
+  json,
+  pkce,
+  type RegisteredClient,
+  redirectParams,
+} from '../helpers/harness.js';
+import { recordingStorage } from '../helpers/recording-storage.js';
+
+describe('storage round trips per step of a flow', () => {
+  let h: Harness;
+  let calls: string[];
+  let client: RegisteredClient;
+
+  beforeEach(async () => {
+    const recording = recordingStorage();
+    calls = recording.calls;
+    h = new Harness({ storage: recording.storage });
+    await h.server.ready();
+    client = await h.register({ grant_types: ['authorization_code', 'refresh_token'] });
+    // One whole flow first, as a running server has had: the first uses read the client and the
+    // new signing keys, and the first exchange clears the registration's expiry (updateClient).
+    const first = await h.obtainCode(client);
+    const tokens = json(await h.exchange(client, first.code, first.pkce));
+    expect((await h.refresh(client, String(tokens.refresh_token))).status).toBe(200);
+    calls.length = 0;
+  });
+  afterEach(() => h.close());
+
+  /** The calls `step` makes, and nothing before it. */
+  async function during<T>(step: () => Promise<T>): Promise<{ result: T; made: string[] }> {
+    calls.length = 0;
+    const result = await step();
+    return { result, made: [...calls] };
+  }
+
+  it('a code flow with prompt=consent: every call of each step, from the consent page to the first refresh', async () => {
+    const p = pkce();
+    const cookie = h.login('ada');
+    const page = await during(() => h.authorize(h.authorizeUrl(client, p, { prompt: 'consent' }), cookie));
+    expect(page.result.status).toBe(200);
+    // prompt=consent asks whatever was remembered: the remembered consent is not read.
+    expect(page.made).toEqual(['createPendingAuthorization']);
+
+    const allow = await during(() => h.decide(consentFields(page.result), 'allow', cookie));
+    expect(allow.result.status).toBe(303);
+    expect(allow.made).toEqual([
+      'getPendingAuthorization',
+      'consumePendingAuthorization',
+      'getConsent',
+      'saveConsent',
+      'createAuthorizationCode',
+    ]);
+
+    const code = redirectParams(allow.result).get('code') ?? '';
+    const exchange = await during(() => h.exchange(client, code, p));
+    expect(exchange.result.status).toBe(200);
+    expect(exchange.made).toEqual(['getAuthorizationCode', 'createGrant', 'consumeAuthorizationCode']);
+
+    const refresh = await during(() => h.refresh(client, String(json(exchange.result).refresh_token)));
+    expect(refresh.result.status).toBe(200);
+    expect(refresh.made).toEqual(['getRefreshToken', 'rotateRefreshToken']);
+  });
+
+  it('without prompt=consent the consent page reads the remembered consent once', async () => {
+    const page = await during(() => h.authorize(h.authorizeUrl(client, pkce()), h.login('ada')));
+    expect(page.result.status).toBe(200);
+    expect(page.made).toEqual(['getConsent', 'createPendingAuthorization']);
+  });
+});
