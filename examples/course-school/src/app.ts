@@ -15,6 +15,7 @@ import { API_PREFIX, type ApiServices } from './api/route.js';
 import { API_ROUTES } from './api/route-table.js';
 import { createBearerGuard } from './auth/bearer-guard.js';
 import type { AppConfig } from './config.js';
+import { withUserCache } from './data/user-cache.js';
 import { buildAuthMd } from './docs/auth-md.js';
 import { buildLlmsTxt } from './docs/llms-txt.js';
 import { loadDiscovery } from './docs/metadata.js';
@@ -82,7 +83,9 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     throw error;
   });
   try {
-    const data = storage.data;
+    // Users are read on every authorization step, UserInfo call and API call: reuse each record
+    // for a few seconds (data/user-cache.ts).
+    const data = withUserCache(storage.data);
     await seed(data, Date.now());
     const secret =
       process.env.SESSION_SECRET ??
