@@ -44,7 +44,9 @@ export function readBearer(
   if (scheme.toLowerCase() !== 'bearer') {
     throw new OAuthError('invalid_request', 'use the Bearer authentication scheme');
   }
-  const token = space === -1 ? '' : trimmed.slice(space + 1).trim();
+  // RFC 6750 §2.1: "Bearer" 1*SP b64token. Spaces only: a tab or another blank before the token
+  // makes it malformed rather than being skipped.
+  const token = space === -1 ? '' : trimmed.slice(space + 1).replace(/^ +/, '');
   if (token === '') throw new OAuthError('invalid_request', 'the Bearer credential is empty');
   return checked(token, 'header');
 }

@@ -87,6 +87,20 @@ describe('readBearer', () => {
   it('reads no token when there is no header and no body token', () => {
     expect(readBearer({})).toEqual({ present: false });
   });
+
+  it('separates scheme and token by spaces only (RFC 6750 §2.1): a tab before the token is malformed', () => {
+    // Found by the property above (seed -1483569876): the tab was trimmed away and "-" accepted.
+    for (const header of ['Bearer \t-', 'Bearer \tabc', 'Bearer  \u00a0abc']) {
+      expect(() => readBearer({ authorization: header }), header).toThrow(
+        expect.objectContaining({ code: 'invalid_token' }),
+      );
+    }
+    expect(readBearer({ authorization: 'Bearer   abc' })).toEqual({
+      present: true,
+      token: 'abc',
+      from: 'header',
+    });
+  });
 });
 
 const ctx = { config: { clientSecretBasic: true, issuer: 'https://as.example' } } as unknown as ServerContext;
