@@ -28,7 +28,7 @@ export interface LoadedKey {
   readonly privateKey: CryptoKey;
   readonly publicKey: CryptoKey;
   readonly publicJwk: JWK;
-  /** Signs a JWS signing input (synchronously with node:crypto where available). */
+  /** Signs a JWS signing input (synchronously with node:crypto where it signs correctly). */
   readonly sign: JwsSigner;
   readonly activatesAt: number;
   readonly retiresAt: number | undefined;
@@ -75,7 +75,12 @@ async function loadKey(
     privateKey: privateKey as CryptoKey,
     publicKey: publicKey as CryptoKey,
     publicJwk,
-    sign: createJwsSigner(meta.alg, jwk as Record<string, unknown>, privateKey as CryptoKey),
+    sign: (
+      await createJwsSigner(meta.alg, jwk as Record<string, unknown>, {
+        privateKey: privateKey as CryptoKey,
+        publicKey: publicKey as CryptoKey,
+      })
+    ).sign,
     activatesAt: meta.activatesAt,
     retiresAt: meta.retiresAt,
     expiresAt: meta.expiresAt,
