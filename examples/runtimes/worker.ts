@@ -3,9 +3,9 @@
  * export is the Worker. `ISSUER` is a variable of the Worker (`vars` in wrangler's configuration,
  * a `bindings` entry in workerd's); the runtime tests run it on workerd with both settings.
  */
+// #region worker
 import { createApp, type RuntimeApp } from './app.js';
 
-// #region worker
 /** The Worker's bindings. */
 interface Env {
   readonly ISSUER: string;
