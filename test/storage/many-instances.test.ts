@@ -1,5 +1,5 @@
 /**
- * Issue 5, item 4: several instances on one PostgreSQL database. Two compiled reference-server
+ * Several instances on one PostgreSQL database. Two compiled reference-server
  * processes share a fresh database and one issuer (as behind a load balancer), and each is reached
  * on its own port: a code issued by one is redeemed at the other; the same refresh token sent to
  * both at once succeeds once and trips reuse detection (the winner's successor dies too); a
@@ -73,7 +73,7 @@ async function jwks(server: ServerProcess): Promise<{ kid: string; alg: string }
   return ((await response.json()) as { keys: { kid: string; alg: string }[] }).keys;
 }
 
-describe.skipIf(postgres === undefined)('two instances on one PostgreSQL database (issue 5)', () => {
+describe.skipIf(postgres === undefined)('two instances on one PostgreSQL database', () => {
   let databaseUrl: string;
   let a: ServerProcess;
   let b: ServerProcess;
