@@ -317,6 +317,7 @@ describe.each(CONFIGURATIONS)('the runtime fixture on $title', (configuration) =
   const unavailable = 'error' in installed ? installed.error : undefined;
   // Outside CI a runtime that cannot be installed here (no network) is skipped; under CI it fails.
   const skip = unavailable !== undefined && process.env.CI !== 'true';
+  if (skip) console.warn(`skipped ${configuration.title}: ${unavailable} (with CI=true this fails)`);
   let served: Served;
   let port: number;
 
