@@ -3,8 +3,9 @@
  * `node:crypto` (Node, Bun, Deno, Workers with `nodejs_compat`) and its signatures check out, the
  * signature is made synchronously with a `KeyObject`; elsewhere with Web Crypto. Measured on the
  * reference machine: an ES256 token signed this way costs about a quarter of the CPU of jose's
- * `SignJWT`, which goes through Web Crypto's thread pool. Keys are generated, imported and
- * published with jose, and every token is verified with jose in the tests.
+ * `SignJWT`, which goes through Web Crypto's thread pool (`npx tsx bench/micro/jws-sign.ts`
+ * compares the two signers). Keys are generated, imported and published with jose, and every token
+ * is verified with jose in the tests.
  *
  * `node:crypto` is a compatibility layer outside Node, and layers differ: workerd's (Workers with
  * `nodejs_compat`) refuses a `KeyObject` together with `dsaEncoding`, the form ES256 needs for a
@@ -51,14 +52,14 @@ async function nodeCryptoSigner(
   publicKey: CryptoKey,
 ): Promise<JwsSigner | string> {
   let probe: Uint8Array;
-  let sign: JwsSigner;
+  let sign: (input: Uint8Array<ArrayBuffer>) => Uint8Array;
   try {
     const keyObject = crypto.createPrivateKey({ key: privateJwk, format: 'jwk' });
     // ECDSA in JOSE is the raw r || s (RFC 7518 §3.4), not node's default DER.
     const key = alg === 'ES256' ? { key: keyObject, dsaEncoding: 'ieee-p1363' } : keyObject;
     const nodeSign = crypto.sign;
     sign = (input) => nodeSign('sha256', input, key);
-    probe = sign(PROBE) as Uint8Array;
+    probe = sign(PROBE);
   } catch (error) {
     return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   }
