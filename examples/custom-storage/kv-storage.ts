@@ -18,8 +18,8 @@
 import {
   type AccessTokenRecord,
   type AuthorizationCodeRecord,
-  CODE_TOMBSTONE_SECONDS,
   type ClientRecord,
+  CODE_TOMBSTONE_SECONDS,
   type ConsentRecord,
   type GrantRecord,
   type PendingAuthorizationRecord,

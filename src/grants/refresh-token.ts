@@ -121,7 +121,14 @@ export async function refreshTokenGrant(
   } else {
     // The successor keeps the grant's full scope and resources (OAuth 2.1 §4.3.3).
     const { grantId, clientId, userId, scope: grantScope, resources, authTime } = old;
-    const successor = await mintRefreshToken(ctx, { grantId, clientId, userId, scope: grantScope, resources, authTime });
+    const successor = await mintRefreshToken(ctx, {
+      grantId,
+      clientId,
+      userId,
+      scope: grantScope,
+      resources,
+      authTime,
+    });
     const result = await storage.grants.rotateRefreshToken({
       tokenHash,
       successor: successor.record,

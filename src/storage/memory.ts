@@ -171,7 +171,8 @@ export function memoryStorage(): Storage {
       async get(codeHash, now) {
         const code = codes.get(codeHash);
         if (code === undefined) return null;
-        const until = code.consumedAt === undefined ? code.expiresAt : code.expiresAt + CODE_TOMBSTONE_SECONDS;
+        const until =
+          code.consumedAt === undefined ? code.expiresAt : code.expiresAt + CODE_TOMBSTONE_SECONDS;
         return until > now ? code : null;
       },
       async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
@@ -186,9 +187,8 @@ export function memoryStorage(): Storage {
         codes.set(codeHash, { ...code, consumedAt: now });
         const entry: GrantEntry = { record: grant, accessTokens: new Set(), refreshTokens: new Set() };
         grants.set(grant.grantId, entry);
-        let byUser = grantsByUser.get(grant.userId);
-        if (byUser === undefined) grantsByUser.set(grant.userId, (byUser = new Set()));
-        byUser.add(grant.grantId);
+        const byUser = grantsByUser.get(grant.userId) ?? new Set<string>();
+        grantsByUser.set(grant.userId, byUser.add(grant.grantId));
         insertAccessToken(entry, accessToken);
         if (refreshToken !== undefined) insertRefreshToken(entry, refreshToken);
         return { outcome: 'redeemed' };
@@ -238,7 +238,8 @@ export function memoryStorage(): Storage {
       },
       async rotateRefreshToken({ tokenHash, successor, accessToken, sealedSuccessor, now }) {
         const old = refreshTokens.get(tokenHash);
-        if (old === undefined || old.revokedAt !== undefined || old.expiresAt <= now) return { outcome: 'invalid' };
+        if (old === undefined || old.revokedAt !== undefined || old.expiresAt <= now)
+          return { outcome: 'invalid' };
         const entry = activeGrant(old.grantId, now);
         if (entry === undefined) return { outcome: 'invalid' };
         if (old.rotatedAt !== undefined) {
@@ -295,7 +296,9 @@ export function memoryStorage(): Storage {
       let removed = sweep(clients, expired) + sweep(pending, expired);
       removed += sweep(codes, (code) => code.expiresAt + CODE_TOMBSTONE_SECONDS <= now);
       removed += sweep(accessTokens, expired, (t) => grants.get(t.grantId)?.accessTokens.delete(t.tokenHash));
-      removed += sweep(refreshTokens, expired, (t) => grants.get(t.grantId)?.refreshTokens.delete(t.tokenHash));
+      removed += sweep(refreshTokens, expired, (t) =>
+        grants.get(t.grantId)?.refreshTokens.delete(t.tokenHash),
+      );
       for (const entry of grants.values()) {
         const { expiresAt, revokedAt } = entry.record;
         if (expiresAt <= now || (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)) {

@@ -224,7 +224,10 @@ describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03
       method: 'POST',
       url: '/api/oauth/revoke',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: next.refresh_token as string, client_id: client.client_id }).toString(),
+      body: new URLSearchParams({
+        token: next.refresh_token as string,
+        client_id: client.client_id,
+      }).toString(),
     });
     expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
   });
@@ -245,7 +248,10 @@ describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03
     const { client, body } = await h.tokens();
     const next = json(await h.refresh(client, body.refresh_token as string));
     const { sha256 } = await import('../../src/core/crypto.js');
-    const old = await h.storage.grants.getRefreshToken(await sha256(body.refresh_token as string), h.clock.now());
+    const old = await h.storage.grants.getRefreshToken(
+      await sha256(body.refresh_token as string),
+      h.clock.now(),
+    );
     expect(old?.sealedSuccessor).toBeDefined();
     expect(old?.sealedSuccessor).not.toContain(next.refresh_token as string);
     const { openSuccessor } = await import('../../src/tokens/refresh-token.js');
@@ -262,7 +268,9 @@ describe('ID tokens on refresh (tokens.idTokenOnRefresh, OIDC Core §12.2)', () 
       const first = JSON.parse(Buffer.from(String(body.id_token).split('.')[1]!, 'base64url').toString());
       g.clock.advance(3600);
       const refreshed = json(await g.refresh(client, body.refresh_token as string));
-      const claims = JSON.parse(Buffer.from(String(refreshed.id_token).split('.')[1]!, 'base64url').toString());
+      const claims = JSON.parse(
+        Buffer.from(String(refreshed.id_token).split('.')[1]!, 'base64url').toString(),
+      );
       expect(claims.auth_time).toBe(first.auth_time);
       expect(claims.iat).toBe(first.iat + 3600);
     } finally {

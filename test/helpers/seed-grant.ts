@@ -2,8 +2,9 @@
  * Stores a grant with its tokens the only way the storage contract creates grants: by redeeming
  * an authorization code allocated for it. For tests that need a grant without running a flow.
  */
-import { fixtures } from '../../src/testing/index.js';
+
 import type { AccessTokenRecord, GrantRecord, RefreshTokenRecord, Storage } from '../../src/storage/types.js';
+import { fixtures } from '../../src/testing/index.js';
 
 /** Redeems a fresh code into `grant` with `accessToken` (and `refreshToken`); throws unless redeemed. */
 export async function seedGrant(

@@ -169,7 +169,9 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       err: (l: string) => err.push(l),
     };
     expect(await runMigrateCli(['--schema', schema], io)).toBe(0);
-    expect(out).toEqual([`portcullis-migrate: schema "${schema}" migrated from version 0 to 2 (applied 1, 2)`]);
+    expect(out).toEqual([
+      `portcullis-migrate: schema "${schema}" migrated from version 0 to 2 (applied 1, 2)`,
+    ]);
     expect(await tablesOf(schema)).toContain('grants');
     expect(await runMigrateCli(['--database-url', url, '--schema', schema], io)).toBe(0);
     expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 2)`);

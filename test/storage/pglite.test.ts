@@ -56,14 +56,23 @@ describe('PGlite storage', () => {
     const key = fixtures.signingKey();
     await onDisk.clients.create(client);
     await onDisk.codes.create(code);
-    const redemption = { codeHash: code.codeHash, grant, accessToken: fixtures.accessToken(grant), refreshToken };
-    expect(await onDisk.codes.redeem({ ...redemption, now: code.createdAt })).toEqual({ outcome: 'redeemed' });
+    const redemption = {
+      codeHash: code.codeHash,
+      grant,
+      accessToken: fixtures.accessToken(grant),
+      refreshToken,
+    };
+    expect(await onDisk.codes.redeem({ ...redemption, now: code.createdAt })).toEqual({
+      outcome: 'redeemed',
+    });
     await onDisk.keys.add(key);
     await onDisk.close();
 
     onDisk = open(pgliteStorage({ dataDir: kitDir }));
     expect(await onDisk.clients.get(client.clientId, client.createdAt)).toEqual(client);
-    expect(await onDisk.grants.getRefreshToken(refreshToken.tokenHash, refreshToken.issuedAt)).toEqual(refreshToken);
+    expect(await onDisk.grants.getRefreshToken(refreshToken.tokenHash, refreshToken.issuedAt)).toEqual(
+      refreshToken,
+    );
     expect((await onDisk.keys.list()).find((k) => k.kid === key.kid)).toEqual(key);
   }, 120_000);
 

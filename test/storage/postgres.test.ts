@@ -61,9 +61,10 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
         )),
       createSecond: () => {
         secondPool ??= new pg.Pool({ connectionString: url, max: 10 });
-        return (onSecondPool ??= open(
+        onSecondPool ??= open(
           postgresStorage({ pool: secondPool }, { schema: hostPoolSchema, preparedStatements: false }),
-        ));
+        );
+        return onSecondPool;
       },
     },
   );
@@ -78,7 +79,9 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
     const key = fixtures.signingKey();
     await first.clients.create(client);
     await first.codes.create(code);
-    expect(await first.codes.redeem({ codeHash: code.codeHash, grant, accessToken, now: code.createdAt })).toEqual({
+    expect(
+      await first.codes.redeem({ codeHash: code.codeHash, grant, accessToken, now: code.createdAt }),
+    ).toEqual({
       outcome: 'redeemed',
     });
     await first.keys.add(key);
@@ -87,7 +90,9 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
     const second = open(postgresStorage({ connectionString: url }, { schema }));
     expect(await second.clients.get(client.clientId, client.createdAt)).toEqual(client);
     expect(await second.grants.get(grant.grantId)).toEqual(grant);
-    expect(await second.grants.getAccessToken(accessToken.tokenHash, accessToken.issuedAt)).toEqual(accessToken);
+    expect(await second.grants.getAccessToken(accessToken.tokenHash, accessToken.issuedAt)).toEqual(
+      accessToken,
+    );
     expect(await second.keys.list()).toEqual([key]);
   });
 

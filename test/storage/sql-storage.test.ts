@@ -129,7 +129,10 @@ describe('SQL storage: writes are all or nothing', () => {
     const taken = await seededGrant(s);
     const { code, redemption } = await storedCode(s);
     // The same token hash: the token insert fails, and with it the whole statement.
-    const clash = { ...redemption, accessToken: { ...redemption.accessToken, tokenHash: taken.accessToken.tokenHash } };
+    const clash = {
+      ...redemption,
+      accessToken: { ...redemption.accessToken, tokenHash: taken.accessToken.tokenHash },
+    };
     await expect(s.codes.redeem(clash)).rejects.toThrow();
     expect(await s.grants.get(redemption.grant.grantId)).toBeNull();
     expect((await s.codes.get(code.codeHash, NOW))?.consumedAt).toBeUndefined();
@@ -143,7 +146,12 @@ describe('SQL storage: writes are all or nothing', () => {
     const successor = fixtures.refreshToken(grant);
     const clash = { ...fixtures.accessToken(grant), tokenHash: accessToken.tokenHash };
     await expect(
-      s.grants.rotateRefreshToken({ tokenHash: refreshToken!.tokenHash, successor, accessToken: clash, now: NOW }),
+      s.grants.rotateRefreshToken({
+        tokenHash: refreshToken!.tokenHash,
+        successor,
+        accessToken: clash,
+        now: NOW,
+      }),
     ).rejects.toThrow();
     expect(await s.grants.getRefreshToken(successor.tokenHash, NOW)).toBeNull();
     expect((await s.grants.getRefreshToken(refreshToken!.tokenHash, NOW))?.rotatedAt).toBeUndefined();
@@ -155,7 +163,9 @@ describe('SQL storage: deleteExpired', () => {
     const s = await storage(10);
     const { grant } = await seededGrant(s);
     for (let i = 0; i < 24; i++)
-      expect(await s.grants.addAccessToken(fixtures.accessToken(grant, { expiresAt: NOW + 1 }), NOW)).toBe(true);
+      expect(await s.grants.addAccessToken(fixtures.accessToken(grant, { expiresAt: NOW + 1 }), NOW)).toBe(
+        true,
+      );
     const live = fixtures.accessToken(grant, { expiresAt: NOW + 10_000 });
     await s.grants.addAccessToken(live, NOW);
     log = [];

@@ -132,16 +132,27 @@ export class SqlStorage implements Storage {
         return row === undefined ? null : authorizationCodesTable.record(row);
       },
       async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
-        const params = [now, codeHash, ...grantsTable.params(grant), ...accessTokensTable.params(accessToken)];
+        const params = [
+          now,
+          codeHash,
+          ...grantsTable.params(grant),
+          ...accessTokensTable.params(accessToken),
+        ];
         const redeemed =
           refreshToken === undefined
             ? await some(sql.redeemCode, params)
-            : await some(sql.redeemCodeWithRefreshToken, [...params, ...refreshTokensTable.params(refreshToken)]);
+            : await some(sql.redeemCodeWithRefreshToken, [
+                ...params,
+                ...refreshTokensTable.params(refreshToken),
+              ]);
         if (redeemed) return { outcome: 'redeemed' };
         // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller,
         // whose commit this new statement sees). consumed_at never reverts, so this cannot
         // contradict the redemption.
-        const seen = await first<{ grant_id: string; consumed_at: number }>(sql.consumedCode, [codeHash, now]);
+        const seen = await first<{ grant_id: string; consumed_at: number }>(sql.consumedCode, [
+          codeHash,
+          now,
+        ]);
         if (seen === undefined) return { outcome: 'invalid' };
         return { outcome: 'replayed', grantId: seen.grant_id, consumedAt: seen.consumed_at };
       },
@@ -166,7 +177,13 @@ export class SqlStorage implements Storage {
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
         return row === undefined ? null : refreshTokensTable.record(row);
       },
-      async rotateRefreshToken({ tokenHash, successor, accessToken, sealedSuccessor, now }): Promise<RotateResult> {
+      async rotateRefreshToken({
+        tokenHash,
+        successor,
+        accessToken,
+        sealedSuccessor,
+        now,
+      }): Promise<RotateResult> {
         const params = [
           tokenHash,
           now,
@@ -178,7 +195,8 @@ export class SqlStorage implements Storage {
         // Nothing matched. Why is read on facts that never revert (rotated_at is set once,
         // revocation is final), so this second statement cannot contradict the first.
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
-        if (row === undefined || row.rotated_at === null || row.successor_hash === null) return { outcome: 'invalid' };
+        if (row === undefined || row.rotated_at === null || row.successor_hash === null)
+          return { outcome: 'invalid' };
         return {
           outcome: 'already_rotated',
           grantId: row.grant_id,

@@ -47,7 +47,9 @@ export function clientsSuite(kit: Kit): void {
     kit.test('deleting a client revokes its grants and forgets its consents', async ({ storage }) => {
       const client = fixtures.client();
       await storage.clients.create(client);
-      const { grant, accessToken, refreshToken } = await kit.seedGrant(storage, { clientId: client.clientId });
+      const { grant, accessToken, refreshToken } = await kit.seedGrant(storage, {
+        clientId: client.clientId,
+      });
       await storage.consents.save({
         userId: grant.userId,
         clientId: client.clientId,
