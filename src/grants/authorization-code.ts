@@ -60,7 +60,19 @@ async function checkedCode(
   return record;
 }
 
-/** Exchanges an authorization code for tokens. */
+/**
+ * Exchanges an authorization code for tokens.
+ *
+ * @param ctx - the server's shared state
+ * @param client - the authenticated client
+ * @param params - the token request's parameters
+ * @returns the token response: access token, refresh token (clients registered for the grant),
+ *   ID token (`openid` in scope)
+ * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, other client's, replayed
+ *   code; wrong `redirect_uri` or `code_verifier`), `invalid_target`; a storage failure propagates
+ *   (answered 5xx) and leaves the code redeemable
+ * @see RFC 6749 §4.1.3, §10.5; RFC 7636 §4.6; RFC 8707 §2.2; OIDC Core §3.1.3.3
+ */
 export async function authorizationCodeGrant(
   ctx: ServerContext,
   client: ClientRecord,

@@ -8,7 +8,13 @@
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 
-/** Clears `client.expiresAt` in storage, if set; never throws. */
+/**
+ * Clears `client.expiresAt` in storage, if set; never throws (a failure is logged as a warning).
+ *
+ * @param ctx - the server's shared state
+ * @param client - the client that just completed a token request
+ * @see RFC 7591 §3.2.1 (the registered client)
+ */
 export async function markClientUsed(ctx: ServerContext, client: ClientRecord): Promise<void> {
   if (client.expiresAt === undefined) return;
   try {

@@ -60,7 +60,19 @@ async function answerRetry(ctx: ServerContext, access: MintedAccessToken, succes
   return successor;
 }
 
-/** Exchanges a refresh token for a new access token and a new refresh token. */
+/**
+ * Exchanges a refresh token for a new access token and a new refresh token (the same successor
+ * for a retry within `refreshGraceSeconds`).
+ *
+ * @param ctx - the server's shared state
+ * @param client - the authenticated client
+ * @param params - the token request's parameters
+ * @returns the token response, with an ID token when `idTokenOnRefresh` is on and `openid` in scope
+ * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, revoked, other client's,
+ *   or reused token: reuse revokes the grant), `invalid_scope`, `invalid_target`; a storage failure
+ *   propagates (answered 5xx) and leaves the token usable for a retry
+ * @see RFC 6749 §6; OAuth 2.1 §4.3; RFC 9700 §4.14.2; OIDC Core §12.2
+ */
 export async function refreshTokenGrant(
   ctx: ServerContext,
   client: ClientRecord,

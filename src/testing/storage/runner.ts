@@ -3,7 +3,7 @@
  * every suite of the kit shares.
  * @module
  */
-import type { GrantRecord, Storage } from '../../storage/types.js';
+import type { AccessTokenRecord, GrantRecord, RefreshTokenRecord, Storage } from '../../storage/types.js';
 import { fixtures } from './fixtures.js';
 
 /**
@@ -118,11 +118,7 @@ export interface Kit {
   seedGrant(
     storage: Storage,
     overrides?: Partial<GrantRecord>,
-  ): Promise<{
-    grant: GrantRecord;
-    accessToken: ReturnType<typeof fixtures.accessToken>;
-    refreshToken: ReturnType<typeof fixtures.refreshToken>;
-  }>;
+  ): Promise<{ grant: GrantRecord; accessToken: AccessTokenRecord; refreshToken: RefreshTokenRecord }>;
 }
 
 /** Builds the harness for one run of the kit. */
