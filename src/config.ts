@@ -171,7 +171,7 @@ export async function resolveConfig(input: AuthorizationServerOptions): Promise<
     idTokenTtlSeconds: 3600,
     pendingAuthorizationTtlSeconds: 600,
     accessTokenFormat: 'jwt' as const,
-    refreshGraceSeconds: 0,
+    refreshGraceSeconds: 10,
     idTokenOnRefresh: false,
     ...options.tokens,
   };

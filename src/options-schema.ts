@@ -17,49 +17,16 @@ import type {
 } from './options.js';
 import { parseAddressRange } from './protocol/ip-address.js';
 import type { ScopePolicy } from './scopes/policy.js';
+import { missingStorageMethods } from './storage/shape.js';
 import type { Storage } from './storage/types.js';
 
 const fn = <T>(what: string) =>
   z.custom<T>((v) => typeof v === 'function', { message: `must be a function (${what})` });
 
-const STORAGE_METHODS = [
-  'createClient',
-  'getClient',
-  'updateClient',
-  'deleteClient',
-  'createPendingAuthorization',
-  'getPendingAuthorization',
-  'bindPendingAuthorization',
-  'consumePendingAuthorization',
-  'createAuthorizationCode',
-  'getAuthorizationCode',
-  'consumeAuthorizationCode',
-  'createGrant',
-  'getGrant',
-  'listGrantsByUser',
-  'revokeGrant',
-  'createAccessToken',
-  'getAccessToken',
-  'revokeAccessToken',
-  'getRefreshToken',
-  'rotateRefreshToken',
-  'getConsent',
-  'saveConsent',
-  'deleteConsent',
-  'listSigningKeys',
-  'addSigningKey',
-  'updateSigningKey',
-  'deleteExpired',
-  'close',
-] as const;
-
-const storageSchema = z.custom<Storage>(
-  (v) =>
-    typeof v === 'object' &&
-    v !== null &&
-    STORAGE_METHODS.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
-  { message: `must implement the Storage interface (${STORAGE_METHODS.join(', ')})` },
-);
+const storageSchema = z.custom<Storage>((v) => missingStorageMethods(v).length === 0, {
+  message:
+    'must implement the Storage interface: clients, interactions, codes, grants, consents, keys, deleteExpired, close (docs/storage.md)',
+});
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

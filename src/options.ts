@@ -335,8 +335,9 @@ export interface TokenOptions {
   /** `jwt` (RFC 9068) or `opaque`. Default `jwt`. */
   accessTokenFormat?: 'jwt' | 'opaque';
   /**
-   * Seconds during which presenting an already rotated refresh token again returns the same
-   * successor instead of revoking the grant, for agents that retry in parallel. Default 0 (off).
+   * Seconds during which presenting an already rotated refresh token again (same client) returns
+   * the same successor instead of revoking the grant: a retry after a lost response, or agents
+   * refreshing in parallel. Default 10; 0 turns it off.
    */
   refreshGraceSeconds?: number;
   /** Issue a new ID token on refresh (OIDC Core §12.2 makes it optional). Default false. */

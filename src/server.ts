@@ -426,7 +426,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     },
     async listGrants(userId) {
       const { ctx } = started ?? (await starting);
-      const grants = await ctx.config.storage.listGrantsByUser(userId, ctx.now());
+      const grants = await ctx.config.storage.grants.listByUser(userId, ctx.now());
       return Promise.all(
         grants.map(async (g) => ({
           grantId: g.grantId,
@@ -442,11 +442,11 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     async revokeGrant(grantId, revokeOptions = {}) {
       const { ctx } = started ?? (await starting);
       const storage = ctx.config.storage;
-      const grant = await storage.getGrant(grantId);
+      const grant = await storage.grants.get(grantId);
       if (grant === null || grant.revokedAt !== undefined) return false;
       if (revokeOptions.userId !== undefined && grant.userId !== revokeOptions.userId) return false;
-      const revoked = await storage.revokeGrant(grantId, ctx.now());
-      await storage.deleteConsent(grant.userId, grant.clientId);
+      const revoked = await storage.grants.revoke(grantId, ctx.now());
+      await storage.consents.delete(grant.userId, grant.clientId);
       if (revoked) ctx.emit({ type: 'grant.revoked', grantId, reason: 'user' });
       return revoked;
     },

@@ -79,7 +79,8 @@ describe('createAuthorizationServer option validation', () => {
   });
 
   it('refuses a storage that does not implement the Storage interface', () => {
-    const { rotateRefreshToken: _dropped, ...incomplete } = memoryStorage();
+    const { rotateRefreshToken: _dropped, ...grants } = memoryStorage().grants;
+    const incomplete = { ...memoryStorage(), grants };
     for (const storage of [{}, incomplete, null]) {
       const error = problemsOf({ ...base(), storage });
       expect(error.problems.some((p) => p.startsWith('options.storage: '))).toBe(true);

@@ -146,7 +146,7 @@ export class KeyStore {
       // storage may have stored a key meanwhile. Use it, so that both sign with one key.
       await this.#reload();
       if (this.#active(alg, now) !== undefined) continue;
-      await this.#storage.addSigningKey(key);
+      await this.#storage.keys.add(key);
       this.#runtime.logger.info('generated a signing key', { alg });
       added = true;
     }
@@ -160,7 +160,7 @@ export class KeyStore {
 
   async #reload(): Promise<void> {
     const now = nowSeconds(this.#runtime.clock);
-    const records = await this.#storage.listSigningKeys();
+    const records = await this.#storage.keys.list();
     const loaded: LoadedKey[] = [];
     for (const record of records) {
       if (record.expiresAt !== undefined && record.expiresAt <= now) continue;
@@ -261,18 +261,18 @@ export class KeyStore {
     }
     await this.#reload();
     const now = nowSeconds(this.#runtime.clock);
-    const records = await this.#storage.listSigningKeys();
+    const records = await this.#storage.keys.list();
     for (const record of records) {
       if (record.retiresAt !== undefined || (record.expiresAt !== undefined && record.expiresAt <= now))
         continue;
-      await this.#storage.updateSigningKey({
+      await this.#storage.keys.update({
         ...record,
         retiresAt: now,
         expiresAt: now + this.#options.retentionSeconds,
       });
     }
     for (const alg of this.#options.algs) {
-      await this.#storage.addSigningKey(await generateSigningKey(alg, now));
+      await this.#storage.keys.add(await generateSigningKey(alg, now));
     }
     await this.#reload();
   }
