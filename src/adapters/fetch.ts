@@ -13,7 +13,8 @@ export { toOAuthRequest, toResponse } from './fetch-messages.js';
 
 /**
  * Options of {@link createFetchHandler}. `Context` is what the runtime passes after the request
- * (Deno's `info`, Bun's `server`, Workers' `env` and `ctx`): both callbacks receive it.
+ * (Deno's `info`, Bun's `server`, the node adapter's `{ incoming, outgoing }`): both callbacks
+ * receive it. Leave it out where the request says everything (Workers: `CF-Connecting-IP`).
  *
  * @example
  * ```ts
@@ -30,16 +31,34 @@ export { toOAuthRequest, toResponse } from './fetch-messages.js';
  * @see RFC 6749 §10.10 (rate limiting by client address needs the real address)
  * @group Adapters
  */
-export interface FetchHandlerOptions<Context extends unknown[] = []> {
+export interface FetchHandlerOptions<Context = undefined> {
   /** Answers requests for paths the server does not serve. Default: a JSON 404. */
-  fallback?: (request: Request, ...context: Context) => Response | Promise<Response>;
+  fallback?: (request: Request, context: Context) => Response | Promise<Response>;
   /**
    * The client IP, for per-address rate limits: from the platform (`info.remoteAddr.hostname` on
-   * Deno, `server.requestIP(request)?.address` on Bun, `CF-Connecting-IP` behind Cloudflare). Without
-   * it, per-address limits cannot tell clients apart.
+   * Deno, `server.requestIP(request)?.address` on Bun, `CF-Connecting-IP` behind Cloudflare).
+   * Without it, per-address limits cannot tell clients apart.
    */
-  remoteAddress?: (request: Request, ...context: Context) => string | undefined;
+  remoteAddress?: (request: Request, context: Context) => string | undefined;
 }
+
+/**
+ * The handler {@link createFetchHandler} returns: `(request) => Promise<Response>`, or
+ * `(request, context)` when the options read a runtime context.
+ *
+ * @example
+ * ```ts
+ * import type { FetchHandler } from 'portcullis/fetch';
+ *
+ * declare const handler: FetchHandler;
+ * const response: Promise<Response> = handler(new Request('https://auth.example.com/.well-known/jwks.json'));
+ * ```
+ * @group Adapters
+ */
+export type FetchHandler<Context = undefined> = (
+  request: Request,
+  ...context: [Context] extends [undefined] ? [] : [context: Context]
+) => Promise<Response>;
 
 const notFound = () =>
   new Response('{"error":"not_found"}', { status: 404, headers: { 'content-type': 'application/json' } });
@@ -54,7 +73,7 @@ const notFound = () =>
  *
  * @param server - the authorization server
  * @param options - fallback for other paths, client IP
- * @returns `(request, ...context) => Promise<Response>`
+ * @returns `(request) => Promise<Response>`, or `(request, context)` when the options read one
  * @see RFC 6749 §3 (endpoints), RFC 8414 §3 and RFC 9728 §3 (metadata locations)
  * @example
  * ```ts
@@ -78,10 +97,10 @@ const notFound = () =>
  * ```
  * @group Adapters
  */
-export function createFetchHandler<Context extends unknown[] = []>(
+export function createFetchHandler<Context = undefined>(
   server: AuthorizationServer,
   options: FetchHandlerOptions<Context> = {},
-): (request: Request, ...context: Context) => Promise<Response> {
+): FetchHandler<Context> {
   const fallback = options.fallback ?? notFound;
   const warnBodyAlreadyRead = onceWarning(
     'PORTCULLIS_BODY_ALREADY_READ',
@@ -90,22 +109,23 @@ export function createFetchHandler<Context extends unknown[] = []>(
   // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
   // until then `matches` is false before the server has started.
   let started = false;
-  return async (request, ...context) => {
+  return async (request, ...rest) => {
+    const context = rest[0] as Context;
     if (!started) {
       await server.ready();
       started = true;
     }
-    if (!server.matches(new URL(request.url).pathname)) return fallback(request, ...context);
+    if (!server.matches(new URL(request.url).pathname)) return fallback(request, context);
     const readBefore = request.bodyUsed;
     const translated = await toOAuthRequest(request, {
       maxBodyBytes: server.maxBodyBytes,
-      remoteAddress: options.remoteAddress?.(request, ...context),
+      remoteAddress: options.remoteAddress?.(request, context),
     });
     if (!translated.ok) {
       if (readBefore) warnBodyAlreadyRead();
       return toResponse(translated.response);
     }
     const response = await server.handle(translated.request);
-    return response === null ? fallback(request, ...context) : toResponse(response);
+    return response === null ? fallback(request, context) : toResponse(response);
   };
 }

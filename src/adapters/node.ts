@@ -120,7 +120,7 @@ export function toNodeHandler(
   server: AuthorizationServer,
 ): (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => Promise<void> {
   const listener = getRequestListener(
-    createFetchHandler<[HttpBindings | Http2Bindings]>(server, {
+    createFetchHandler<HttpBindings | Http2Bindings>(server, {
       remoteAddress: (_request, env) => env.incoming.socket.remoteAddress,
     }),
     // No global `Request`/`Response` replaced behind the host's back; a request without `Host`
