@@ -49,6 +49,7 @@ export interface FetchRequestOptions {
  * declare const translated: TranslatedRequest;
  * console.log(translated.ok ? translated.request.url : translated.response.status);
  * ```
+ * @see RFC 9110 §15.5.14 (413 Content Too Large)
  * @group Adapters
  */
 export type TranslatedRequest =

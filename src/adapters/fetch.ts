@@ -53,6 +53,7 @@ export interface FetchHandlerOptions<Context = undefined> {
  * declare const handler: FetchHandler;
  * const response: Promise<Response> = handler(new Request('https://auth.example.com/.well-known/jwks.json'));
  * ```
+ * @see RFC 6749 §3 (the endpoints it answers)
  * @group Adapters
  */
 export type FetchHandler<Context = undefined> = (
