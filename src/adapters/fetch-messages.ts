@@ -1,8 +1,8 @@
 /**
  * The one place where a Fetch `Request` becomes the core's {@link OAuthRequest} and an
  * {@link OAuthResponse} becomes a Fetch `Response`. Every adapter (Fetch, node:http, Express) goes
- * through here, so they read bodies, headers and limits the same way. Nothing here decides anything
- * about OAuth: the core answers every request it is given.
+ * through `answerFetchRequest`, so they read bodies, headers and limits the same way. Nothing here
+ * decides anything about OAuth: the core answers every request it is given.
  * @module
  */
 import { OAuthError } from '../core/errors.js';
@@ -13,6 +13,7 @@ import {
   type OAuthResponse,
   payloadTooLarge,
 } from '../core/http.js';
+import type { AuthorizationServer } from '../server.js';
 
 /**
  * Options of {@link toOAuthRequest}.
@@ -128,9 +129,16 @@ async function discardRest(
 
 /** The body as bytes, or `null` when it is larger than `limit` (what was sent has been discarded). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared <= limit) {
+    // HTTP framing ends the body at its declared length, so reading it whole stays within the limit
+    // (and skips a stream per chunk; on Node the bridge reads it straight off the socket). The
+    // check after is for a runtime that let more through.
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    return bytes.byteLength > limit ? null : bytes;
+  }
   const body = request.body;
   if (body === null) return EMPTY;
-  const declared = declaredLength(request);
   if (declared !== undefined && declared > DISCARD_LIMIT_BYTES) {
     await body.cancel().catch(() => {});
     return null;
@@ -225,6 +233,25 @@ export async function toOAuthRequest(
 }
 
 /**
+ * The server's answer to a Fetch request, or `null` when the path is not one of the server's (its
+ * body then stays unread, for the host). What `createFetchHandler` and the node adapter share:
+ * they differ only in how the answer is written and where other paths go.
+ */
+export async function answerFetchRequest(
+  server: AuthorizationServer,
+  request: Request,
+  remoteAddress: string | undefined,
+  onBodyAlreadyRead: () => void,
+): Promise<OAuthResponse | null> {
+  if (!server.matches(new URL(request.url).pathname)) return null;
+  const readBefore = request.bodyUsed;
+  const translated = await toOAuthRequest(request, { maxBodyBytes: server.maxBodyBytes, remoteAddress });
+  if (translated.ok) return server.handle(translated.request);
+  if (readBefore) onBodyAlreadyRead();
+  return translated.response;
+}
+
+/**
  * Converts a core response into a Fetch `Response`: status, headers and body as they are (no body
  * for 204 and 304). Use it to return a guard's refusal, or a handler's answer, from a Fetch route.
  *
@@ -254,7 +281,8 @@ export function toResponse(response: OAuthResponse): Response {
 }
 
 /**
- * Calls `warn` the first time only: a misconfiguration is announced once, not on every request.
+ * Emits a warning the first time it is called only: a misconfiguration is announced once, not on
+ * every request.
  * Node's `process.emitWarning` where there is one (it prints once to stderr and reaches
  * `process.on('warning')`), `console.warn` elsewhere.
  */

@@ -5,7 +5,7 @@
  * @module portcullis/fetch
  */
 import type { AuthorizationServer } from '../server.js';
-import { onceWarning, toOAuthRequest, toResponse } from './fetch-messages.js';
+import { answerFetchRequest, onceWarning, toResponse } from './fetch-messages.js';
 
 export { withGuard } from '../resource-server/fetch.js';
 export type { FetchRequestOptions, TranslatedRequest } from './fetch-messages.js';
@@ -61,7 +61,7 @@ export type FetchHandler<Context = undefined> = (
   ...context: [Context] extends [undefined] ? [] : [context: Context]
 ) => Promise<Response>;
 
-const notFound = () =>
+const notFound = (): Response =>
   new Response('{"error":"not_found"}', { status: 404, headers: { 'content-type': 'application/json' } });
 
 /**
@@ -116,17 +116,8 @@ export function createFetchHandler<Context = undefined>(
       await server.ready();
       started = true;
     }
-    if (!server.matches(new URL(request.url).pathname)) return fallback(request, context);
-    const readBefore = request.bodyUsed;
-    const translated = await toOAuthRequest(request, {
-      maxBodyBytes: server.maxBodyBytes,
-      remoteAddress: options.remoteAddress?.(request, context),
-    });
-    if (!translated.ok) {
-      if (readBefore) warnBodyAlreadyRead();
-      return toResponse(translated.response);
-    }
-    const response = await server.handle(translated.request);
+    const remoteAddress = options.remoteAddress?.(request, context);
+    const response = await answerFetchRequest(server, request, remoteAddress, warnBodyAlreadyRead);
     return response === null ? fallback(request, context) : toResponse(response);
   };
 }

@@ -1,18 +1,19 @@
 /**
  * `portcullis/node`: serves an {@link AuthorizationServer} from `node:http`, Connect or Express. It
  * only translates: `@hono/node-server`'s request listener turns the `IncomingMessage` into a Fetch
- * `Request` and writes the `Response` back (streaming and errors included), and the Fetch entry of
- * `portcullis/fetch` does the rest. What is Node's own: the client address comes from the socket,
- * and a body that a body parser already read is refused instead of being re-encoded.
+ * `Request` (raw headers, body, errors and clean-up included), the Fetch entry of `portcullis/fetch`
+ * turns that into the core's request, and the core's response is written straight to the
+ * `ServerResponse`. What is Node's own: the client address comes from the socket, and a body that a
+ * body parser already read is refused instead of being re-encoded.
  * @module portcullis/node
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener, type Http2Bindings, type HttpBindings, RequestError } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OAuthError } from '../core/errors.js';
 import { bodyless, errorResponse } from '../core/http.js';
 import type { AuthorizationServer } from '../server.js';
-import { createFetchHandler } from './fetch.js';
-import { bodyAlreadyRead, onceWarning, toResponse } from './fetch-messages.js';
+import { answerFetchRequest, bodyAlreadyRead, onceWarning, toResponse } from './fetch-messages.js';
 import { writeResponse } from './node-messages.js';
 
 export { guardNodeRequest } from '../resource-server/node.js';
@@ -119,17 +120,26 @@ const notFound = {
 export function toNodeHandler(
   server: AuthorizationServer,
 ): (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => Promise<void> {
-  const listener = getRequestListener(
-    createFetchHandler<HttpBindings | Http2Bindings>(server, {
-      remoteAddress: (_request, env) => env.incoming.socket.remoteAddress,
-    }),
-    // No global `Request`/`Response` replaced behind the host's back; a request without `Host`
-    // (HTTP/1.0) still has a URL: the core reads only its path and query.
-    { overrideGlobalObjects: false, hostname: 'localhost', errorHandler: bridgeError },
-  );
   const warnBodyAlreadyRead = onceWarning(
     'PORTCULLIS_BODY_ALREADY_READ',
     'a body parser read the request body before the authorization server, which answered 400: mount its router or handler before any body parser (or keep the raw body in req.rawBody)',
+  );
+  const listener = getRequestListener(
+    async (request, env: HttpBindings | Http2Bindings) => {
+      const { incoming, outgoing } = env as HttpBindings;
+      const response = await answerFetchRequest(
+        server,
+        request,
+        incoming.socket.remoteAddress,
+        warnBodyAlreadyRead,
+      );
+      // The core's response is a status, headers and a string: written as is, without a Response.
+      writeResponse(outgoing, response ?? notFound);
+      return RESPONSE_ALREADY_SENT;
+    },
+    // No global `Request`/`Response` replaced behind the host's back; a request without `Host`
+    // (HTTP/1.0) still has a URL: the core reads only its path and query.
+    { overrideGlobalObjects: false, hostname: 'localhost', errorHandler: bridgeError },
   );
   // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
   // until then `matches` is false before the server has started.
