@@ -1,20 +1,28 @@
 /**
  * `portcullis/express`: an Express Router serving an {@link AuthorizationServer}. It only
- * translates (through the node adapter): Express's own body parsers are not needed, and if they ran
- * before it, what they parsed is re-encoded so duplicate checks still apply.
+ * translates, through the node adapter (and so the Fetch entry): Express's body parsers are not
+ * needed, and a body they already parsed is refused rather than re-encoded.
  * @module portcullis/express
  */
-import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
-import type { GuardRequirement, Principal, ResourceGuard } from '../resource-server/guard.js';
+import { Router } from 'express';
 import type { AuthorizationServer } from '../server.js';
-import { guardNodeRequest, toNodeHandler } from './node.js';
+import { toNodeHandler } from './node.js';
+
+export { type GuardedRequest, requireToken } from '../resource-server/express.js';
 
 /**
  * Creates an Express Router serving every endpoint and discovery document of `server` at the paths
- * its options give. Mount it at the application root, before any body parser. Requests for other
- * paths go on to the next middleware. Errors never escape as exceptions: each endpoint answers its
- * own OAuth error response (see {@link AuthorizationServer.handle}); a body larger than
+ * its options give (absolute paths: the router reads `req.originalUrl`). Requests for other paths
+ * go on to the next middleware. Errors never escape as exceptions: each endpoint answers its own
+ * OAuth error response (see {@link AuthorizationServer.handle}); a body larger than
  * `maxBodyBytes` is answered `413` (`invalid_request`).
+ *
+ * Mount it before any body parser (`express.json()`, `express.urlencoded()`): it reads the raw body
+ * itself, because the OAuth endpoints must see exactly what the client sent (a repeated or
+ * bracketed parameter such as `code[]=x` is an error, which a parser would hide). A body a parser
+ * already read is answered `400 invalid_request` saying so, and a `PortcullisWarning` is emitted
+ * once. If a parser must run first, keep the raw bytes: `express.raw()`, or a `verify` callback
+ * storing them in `req.rawBody`; the router then reads those.
  *
  * @param server - the authorization server
  * @returns an Express Router
@@ -27,8 +35,25 @@ import { guardNodeRequest, toNodeHandler } from './node.js';
  *
  * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const app = express();
- * app.use(createExpressRouter(oauth));
+ * app.use(createExpressRouter(oauth)); // before express.json() and express.urlencoded()
+ * app.use(express.json());
  * app.listen(3000, '127.0.0.1');
+ * ```
+ * @example
+ * ```ts
+ * import type { IncomingMessage } from 'node:http';
+ * import express from 'express';
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ * import { createExpressRouter } from 'portcullis/express';
+ *
+ * // A parser that must run first keeps the raw bytes for the router.
+ * const keepRawBody = (req: IncomingMessage & { rawBody?: Buffer }, _res: unknown, buffer: Buffer) => {
+ *   req.rawBody = buffer;
+ * };
+ * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const app = express();
+ * app.use(express.json({ verify: keepRawBody }), express.urlencoded({ extended: false, verify: keepRawBody }));
+ * app.use(createExpressRouter(oauth));
  * ```
  * @group Adapters
  */
@@ -39,62 +64,4 @@ export function createExpressRouter(server: AuthorizationServer): Router {
     void handler(req, res, next);
   });
   return router;
-}
-
-/**
- * An Express request that passed {@link requireToken}: `auth` is the caller.
- *
- * @example
- * ```ts
- * import type { RequestHandler } from 'express';
- * import type { GuardedRequest } from 'portcullis/express';
- *
- * const whoAmI: RequestHandler = (req, res) => {
- *   const { auth } = req as GuardedRequest;
- *   res.json(auth.anonymous ? { anonymous: true } : { sub: auth.subject, scope: auth.scope });
- * };
- * ```
- * @see RFC 6750 §2.1
- * @group Resource Servers (RFC 6750, RFC 9728)
- */
-export type GuardedRequest = Request & { auth: Principal };
-
-/**
- * Express middleware enforcing a resource-server guard on a route. On success the caller is in
- * `req.auth` (anonymous when no token was sent and none is required); otherwise the 400/401/403
- * response with its `WWW-Authenticate` challenge is sent.
- *
- * Refusals it sends: `400 invalid_request` (two `Authorization` headers, another scheme, an empty
- * credential), `401 invalid_token` (malformed, unknown, expired, revoked, or for another resource),
- * `401` without an error code (no token and `required`), `403 insufficient_scope`. A verifier that
- * fails (an unreachable introspection endpoint) is passed to `next(error)`.
- *
- * @param guard - from `server.guard(...)` or `createResourceGuard(...)`
- * @param requirement - the route's scope and whether a token is required; default: anonymous
- * callers pass, no scope needed
- * @returns middleware
- * @see RFC 6750 §3, RFC 9728 §5.1
- * @example
- * ```ts
- * import express from 'express';
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { type GuardedRequest, requireToken } from 'portcullis/express';
- *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
- * const app = express();
- * app.get('/api/v1/courses', requireToken(oauth.guard({ resource: 'http://127.0.0.1:3000' }), { scope: 'courses:read' }), (req, res) => {
- *   const { auth } = req as GuardedRequest;
- *   res.json({ caller: auth.anonymous ? null : auth.subject });
- * });
- * ```
- * @group Resource Servers (RFC 6750, RFC 9728)
- */
-export function requireToken(guard: ResourceGuard, requirement?: GuardRequirement): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    guardNodeRequest(guard, req, res, requirement).then((principal) => {
-      if (principal === null) return;
-      (req as GuardedRequest).auth = principal;
-      next();
-    }, next);
-  };
 }

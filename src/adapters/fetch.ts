@@ -1,14 +1,20 @@
 /**
- * `portcullis/fetch`: a `(Request) => Promise<Response>` router over an {@link AuthorizationServer},
- * for Hono, Bun, Deno, Cloudflare Workers and every other Fetch runtime. It only translates.
+ * `portcullis/fetch`: the Fetch entry to an {@link AuthorizationServer}. `createFetchHandler` is a
+ * `(Request) => Promise<Response>` for Hono, Bun, Deno, Cloudflare Workers and every other Fetch
+ * runtime; the node:http and Express adapters are built on it. It only translates.
  * @module portcullis/fetch
  */
-import { bodyless, type OAuthRequest, type OAuthResponse, payloadTooLarge } from '../core/http.js';
-import type { GuardRequirement, Principal, ResourceGuard } from '../resource-server/guard.js';
 import type { AuthorizationServer } from '../server.js';
+import { answerFetchRequest, onceWarning, toResponse } from './fetch-messages.js';
+
+export { withGuard } from '../resource-server/fetch.js';
+export type { FetchRequestOptions, TranslatedRequest } from './fetch-messages.js';
+export { toOAuthRequest, toResponse } from './fetch-messages.js';
 
 /**
- * Options of {@link createFetchHandler}.
+ * Options of {@link createFetchHandler}. `Context` is what the runtime passes after the request
+ * (Deno's `info`, Bun's `server`, the node adapter's `{ incoming, outgoing }`): both callbacks
+ * receive it. Leave it out where the request says everything (Workers: `CF-Connecting-IP`).
  *
  * @example
  * ```ts
@@ -25,80 +31,50 @@ import type { AuthorizationServer } from '../server.js';
  * @see RFC 6749 §10.10 (rate limiting by client address needs the real address)
  * @group Adapters
  */
-export interface FetchHandlerOptions {
+export interface FetchHandlerOptions<Context = undefined> {
   /** Answers requests for paths the server does not serve. Default: a JSON 404. */
-  fallback?: (request: Request) => Response | Promise<Response>;
-  /** The client IP, for rate limiting (e.g. from `CF-Connecting-IP` behind Cloudflare). */
-  remoteAddress?: (request: Request) => string | undefined;
-}
-
-async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
-  if (Number(request.headers.get('content-length')) > limit) return null;
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  fallback?: (request: Request, context: Context) => Response | Promise<Response>;
+  /**
+   * The client IP, for per-address rate limits: from the platform (`info.remoteAddr.hostname` on
+   * Deno, `server.requestIP(request)?.address` on Bun, `CF-Connecting-IP` behind Cloudflare).
+   * Without it, per-address limits cannot tell clients apart.
+   */
+  remoteAddress?: (request: Request, context: Context) => string | undefined;
 }
 
 /**
- * Converts a core response into a Fetch `Response`: status, headers and body as they are (no body
- * for 204 and 304). Use it to return a guard's refusal, or a handler's answer, from a Fetch route.
+ * The handler {@link createFetchHandler} returns: `(request) => Promise<Response>`, or
+ * `(request, context)` when the options read a runtime context.
  *
- * @param response - a response of the core, e.g. `GuardResult.response`
- * @returns the Fetch `Response`
- * @see RFC 6750 §3 (the challenges a guard's refusal carries)
  * @example
  * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { toResponse } from 'portcullis/fetch';
+ * import type { FetchHandler } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
- * const guard = oauth.guard({ resource: 'https://auth.example.com' });
- *
- * export async function courses(request: Request): Promise<Response> {
- *   const authorization = request.headers.get('authorization') ?? undefined;
- *   const result = await guard.check({ headers: { authorization } }, { scope: 'courses:read', required: true });
- *   if (!result.ok) return toResponse(result.response); // 400/401/403 with WWW-Authenticate
- *   return Response.json({ courses: [] });
- * }
+ * declare const handler: FetchHandler;
+ * const response: Promise<Response> = handler(new Request('https://auth.example.com/.well-known/jwks.json'));
  * ```
+ * @see RFC 6749 §3 (the endpoints it answers)
  * @group Adapters
  */
-export function toResponse(response: OAuthResponse): Response {
-  const body = response.status === 204 || response.status === 304 ? null : (response.body ?? null);
-  return new Response(body, { status: response.status, headers: response.headers });
-}
+export type FetchHandler<Context = undefined> = (
+  request: Request,
+  ...context: [Context] extends [undefined] ? [] : [context: Context]
+) => Promise<Response>;
 
-const notFound = () =>
+const notFound = (): Response =>
   new Response('{"error":"not_found"}', { status: 404, headers: { 'content-type': 'application/json' } });
 
 /**
  * Creates a Fetch handler serving every endpoint and discovery document of `server`. Requests for
  * other paths get `options.fallback` (default: a JSON 404). Errors never escape as exceptions: each
  * endpoint answers its own OAuth error response (see {@link AuthorizationServer.handle}); a body
- * larger than `maxBodyBytes` is answered `413` (`invalid_request`) without being read further.
+ * larger than `maxBodyBytes` is answered `413` (`invalid_request`, see {@link toOAuthRequest}); a
+ * body that a middleware already read is answered `400` (`invalid_request`) and announced once as
+ * a `PortcullisWarning`: mount the handler before anything that reads bodies.
  *
  * @param server - the authorization server
  * @param options - fallback for other paths, client IP
- * @returns `(request) => Promise<Response>`
+ * @returns `(request) => Promise<Response>`, or `(request, context)` when the options read one
  * @see RFC 6749 §3 (endpoints), RFC 8414 §3 and RFC 9728 §3 (metadata locations)
  * @example
  * ```ts
@@ -108,79 +84,40 @@ const notFound = () =>
  * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * export default { fetch: createFetchHandler(oauth) };
  * ```
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ * import { createFetchHandler } from 'portcullis/fetch';
+ *
+ * // Deno passes the peer address as the second argument of its handler.
+ * interface ServeHandlerInfo { remoteAddr: { hostname: string } }
+ * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const handler = createFetchHandler(oauth, {
+ *   remoteAddress: (_request, info: ServeHandlerInfo) => info.remoteAddr.hostname,
+ * });
+ * ```
  * @group Adapters
  */
-export function createFetchHandler(
+export function createFetchHandler<Context = undefined>(
   server: AuthorizationServer,
-  options: FetchHandlerOptions = {},
-): (request: Request) => Promise<Response> {
+  options: FetchHandlerOptions<Context> = {},
+): FetchHandler<Context> {
   const fallback = options.fallback ?? notFound;
-  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
+  const warnBodyAlreadyRead = onceWarning(
+    'PORTCULLIS_BODY_ALREADY_READ',
+    'a request body was read before it reached the authorization server, which answered 400: mount its handler before any middleware that reads bodies',
+  );
+  // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
+  // until then `matches` is false before the server has started.
   let started = false;
-  return async (request) => {
+  return async (request, ...rest) => {
+    const context = rest[0] as Context;
     if (!started) {
       await server.ready();
       started = true;
     }
-    const url = new URL(request.url);
-    if (!server.matches(url.pathname)) return fallback(request);
-    let body: Uint8Array | undefined;
-    if (!bodyless(request.method)) {
-      const read = await readBody(request, server.maxBodyBytes);
-      if (read === null) return toResponse(payloadTooLarge());
-      body = read;
-    }
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    const oauthRequest: OAuthRequest = {
-      method: request.method,
-      url: url.pathname + url.search,
-      headers,
-      body,
-      remoteAddress: options.remoteAddress?.(request),
-    };
-    const response = await server.handle(oauthRequest);
-    return response === null ? fallback(request) : toResponse(response);
-  };
-}
-
-/**
- * Wraps a Fetch handler with a resource-server guard: the handler runs with the caller, or the
- * 400/401/403 response (with its `WWW-Authenticate` challenge) is returned instead: `400
- * invalid_request` (two `Authorization` headers, another scheme, an empty credential), `401
- * invalid_token` (malformed, unknown, expired, revoked, or for another resource), `401` without an
- * error code (no token and `required`), `403 insufficient_scope`. A verifier that fails rejects
- * the returned promise.
- *
- * @param guard - from `server.guard(...)` or `createResourceGuard(...)`
- * @param requirement - the route's scope and whether a token is required
- * @param handler - the protected handler
- * @returns a Fetch handler
- * @see RFC 6750 §3, RFC 9728 §5.1
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { withGuard } from 'portcullis/fetch';
- *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
- * const courses = withGuard(oauth.guard({ resource: 'https://auth.example.com' }), { scope: 'courses:read' }, async (_request, auth) =>
- *   Response.json({ caller: auth.anonymous ? null : auth.subject }),
- * );
- * ```
- * @group Resource Servers (RFC 6750, RFC 9728)
- */
-export function withGuard(
-  guard: ResourceGuard,
-  requirement: GuardRequirement,
-  handler: (request: Request, principal: Principal) => Response | Promise<Response>,
-): (request: Request) => Promise<Response> {
-  return async (request) => {
-    const result = await guard.check(
-      { headers: { authorization: request.headers.get('authorization') ?? undefined } },
-      requirement,
-    );
-    return result.ok ? handler(request, result.principal) : toResponse(result.response);
+    const remoteAddress = options.remoteAddress?.(request, context);
+    const response = await answerFetchRequest(server, request, remoteAddress, warnBodyAlreadyRead);
+    return response === null ? fallback(request, context) : toResponse(response);
   };
 }

@@ -1,12 +1,24 @@
 /**
- * `portcullis/node`: serves an {@link AuthorizationServer} from `node:http` (and anything built on
- * it). It only translates: reads the body up to the limit, maps headers, writes the response.
+ * `portcullis/node`: serves an {@link AuthorizationServer} from `node:http`, Connect or Express. It
+ * only translates: `@hono/node-server`'s request listener turns the `IncomingMessage` into a Fetch
+ * `Request` (raw headers, body, errors and clean-up included), the Fetch entry of `portcullis/fetch`
+ * turns that into the core's request, and the core's response is written straight to the
+ * `ServerResponse`. What is Node's own: the client address comes from the socket, and a body that a
+ * body parser already read is refused instead of being re-encoded.
  * @module portcullis/node
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyless, type OAuthRequest, type OAuthResponse, payloadTooLarge } from '../core/http.js';
-import type { GuardRequirement, Principal, ResourceGuard } from '../resource-server/guard.js';
+import { getRequestListener, type Http2Bindings, type HttpBindings, RequestError } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { OAuthError } from '../core/errors.js';
+import { bodyless, errorResponse } from '../core/http.js';
 import type { AuthorizationServer } from '../server.js';
+import { answerFetchRequest, bodyAlreadyRead, onceWarning, toResponse } from './fetch-messages.js';
+import { writeResponse } from './node-messages.js';
+
+export { guardNodeRequest } from '../resource-server/node.js';
+export { type HardenServerOptions, hardenServer } from './harden-server.js';
+export { nodeHeaders, writeResponse } from './node-messages.js';
 
 /**
  * Called for requests that are not the server's (Connect and Express `next`); with an error when
@@ -30,276 +42,132 @@ import type { AuthorizationServer } from '../server.js';
  */
 export type NextFunction = (error?: unknown) => void;
 
-/** A request as Express leaves it after its own body parsers may have run. */
-type MaybeParsed = IncomingMessage & { originalUrl?: string; body?: unknown; _body?: boolean };
+/** A request as Connect or Express leave it after their own middleware ran. */
+type HostRequest = IncomingMessage & {
+  originalUrl?: string;
+  body?: unknown;
+  /** Set by body-parser (Express, Connect) once it has read the body. */
+  _body?: boolean;
+  /** The raw bytes, kept by a body parser's `verify` callback or a platform (Firebase, Vercel). */
+  rawBody?: unknown;
+};
 
 /**
- * The headers of a Node request as the core reads them. Node merges or drops repeated headers (it
- * keeps only the first `Authorization`); a repeated credential must be refused (RFC 6750 §2,
- * RFC 6749 §2.3), so the raw list is checked for that one header and both values are kept, joined
- * with `", "` as the Fetch API joins them. Pass this, not `req.headers`, to a guard.
- *
- * @param req - the request
- * @returns lower-case header names to values
- * @see RFC 6750 §2 (one credential per request), RFC 6749 §2.3
- * @group Adapters
- * @example
- * ```ts
- * import type { IncomingMessage } from 'node:http';
- * import type { ResourceGuard } from 'portcullis';
- * import { nodeHeaders } from 'portcullis/node';
- *
- * async function check(guard: ResourceGuard, req: IncomingMessage) {
- *   return guard.check({ headers: nodeHeaders(req) }, { scope: 'courses:read' });
- * }
- * ```
+ * Whether the body is still there to be read: untouched, or kept as raw bytes (`req.rawBody`, or
+ * the Buffer `express.raw()` leaves in `req.body`), which the bridge then reads instead of the
+ * stream. A body only left in parsed form is gone: re-encoding it would let a parser's notions
+ * through (`code[]=x` read as `code=x` by `urlencoded({ extended: true })`).
  */
-export function nodeHeaders(req: IncomingMessage): Record<string, string | undefined> {
-  const headers = req.headers as Record<string, string | undefined>;
-  if (headers.authorization === undefined) return headers;
-  const raw = req.rawHeaders;
-  let seen: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') {
-      if (seen === undefined) seen = raw[i + 1]!;
-      else return { ...headers, authorization: `${seen}, ${raw[i + 1]!}` };
-    }
+function bodyStillReadable(req: HostRequest): boolean {
+  if (req._body !== true && !req.readableDidRead && !req.readableEnded) return true;
+  const raw =
+    req.rawBody instanceof Uint8Array ? req.rawBody : req.body instanceof Uint8Array ? req.body : undefined;
+  if (raw === undefined) return false;
+  // The bridge reads `rawBody` when it is a Buffer.
+  req.rawBody = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return true;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** What the bridge answers when it cannot make a Fetch request (bad Host, bad target) or failed. */
+function bridgeError(error: unknown): Response {
+  if (error instanceof RequestError) {
+    return toResponse(
+      errorResponse(new OAuthError('invalid_request', 'the request target or Host header is malformed')),
+    );
   }
-  return headers;
+  return toResponse(errorResponse(new OAuthError('server_error')));
 }
 
-/** Serialises a body an Express parser already consumed back to what the client sent. */
-function reencode(req: MaybeParsed): Uint8Array | string | undefined {
-  const body = req.body;
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return body;
-  if (body instanceof Uint8Array) return body;
-  const type = req.headers['content-type'] ?? '';
-  if (type.startsWith('application/x-www-form-urlencoded') && typeof body === 'object') {
-    const parts: string[] = [];
-    for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      for (const v of Array.isArray(value) ? value : [value]) {
-        // Nested objects (qs's `a[b]=c`) cannot be OAuth parameters; keep them visible as invalid.
-        const text = typeof v === 'string' ? v : JSON.stringify(v);
-        parts.push(`${encodeURIComponent(name)}=${encodeURIComponent(text)}`);
-      }
-    }
-    return parts.join('&');
-  }
-  return JSON.stringify(body);
-}
-
-type BodyResult = { ok: true; body: Uint8Array | string | undefined } | { ok: false };
-
-function readBody(req: MaybeParsed, limit: number): Promise<BodyResult> {
-  if (req._body === true || req.readableEnded) return Promise.resolve({ ok: true, body: reencode(req) });
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.resolve({ ok: false });
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.pause();
-        resolve({ ok: false });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      resolve({ ok: true, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) });
-    };
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', reject);
-  });
-}
-
-/**
- * Writes a core response to a Node response: status, headers (plus `content-length`) and body.
- *
- * @param res - the Node response, not yet written to
- * @param response - the core response, e.g. `GuardResult.response` or the result of `server.handle`
- * @param close - add `Connection: close` (after refusing a body that was not read to its end)
- * @see RFC 6750 §3 (the challenges a guard's refusal carries)
- * @example
- * ```ts
- * import { createServer } from 'node:http';
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { nodeHeaders, writeResponse } from 'portcullis/node';
- *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
- * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
- * createServer(async (req, res) => {
- *   const result = await guard.check({ headers: nodeHeaders(req) }, { required: true });
- *   if (!result.ok) return writeResponse(res, result.response);
- *   res.end('hello');
- * });
- * ```
- * @group Adapters
- */
-export function writeResponse(res: ServerResponse, response: OAuthResponse, close = false): void {
-  const headers: Record<string, string> = { ...response.headers };
-  if (close) headers.connection = 'close';
-  if (response.body !== undefined) headers['content-length'] = String(Buffer.byteLength(response.body));
-  res.writeHead(response.status, headers);
-  res.end(response.body);
-}
-
-/**
- * Translates a Node request into the core's {@link OAuthRequest}, reading the body. `null` when it
- * is too large. A body an Express parser already consumed is re-encoded, so duplicate-parameter
- * checks still apply. For hosts that route themselves and call `server.handlers.*` directly.
- *
- * @param req - the request (its body not read yet, or parsed by Express)
- * @param limit - the largest body to read, in bytes (use `server.maxBodyBytes`)
- * @returns the core request, or `null` when the body exceeds `limit` (answer 413)
- * @see RFC 6749 §3.2 (form-encoded token requests), RFC 7591 §3.1 (JSON registration)
- * @example
- * ```ts
- * import { createServer } from 'node:http';
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { toOAuthRequest, writeResponse } from 'portcullis/node';
- *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
- * // Only the token endpoint, at a path of our choosing.
- * createServer(async (req, res) => {
- *   const request = await toOAuthRequest(req, oauth.maxBodyBytes);
- *   if (request === null) return writeResponse(res, { status: 413, headers: {} }, true);
- *   writeResponse(res, await oauth.handlers.token(request));
- * });
- * ```
- * @group Adapters
- */
-export async function toOAuthRequest(req: IncomingMessage, limit: number): Promise<OAuthRequest | null> {
-  const method = req.method ?? 'GET';
-  let body: Uint8Array | string | undefined;
-  if (!bodyless(method)) {
-    const result = await readBody(req as MaybeParsed, limit);
-    if (!result.ok) return null;
-    body = result.body;
-  }
-  return {
-    method,
-    url: (req as MaybeParsed).originalUrl ?? req.url ?? '/',
-    headers: nodeHeaders(req),
-    body,
-    remoteAddress: req.socket.remoteAddress,
-  };
-}
+const notFound = {
+  status: 404,
+  headers: { 'content-type': 'application/json' },
+  body: '{"error":"not_found"}',
+};
 
 /**
  * Creates a `(req, res, next?)` handler for `node:http`, Connect or Express. Requests for paths the
- * server does not serve go to `next`, or get a 404 when there is none. Errors never escape as
+ * server does not serve go to `next`, or get a JSON 404 when there is none. Errors never escape as
  * exceptions: each endpoint answers its own OAuth error response (see
- * {@link AuthorizationServer.handle}); a body larger than `maxBodyBytes` is answered `413`
- * (`invalid_request`) with `Connection: close`.
+ * {@link AuthorizationServer.handle}). A body larger than `maxBodyBytes` is answered `413`
+ * (`invalid_request`) after the rest of it has been read and discarded (up to 16 MiB, for at most
+ * 5 s), so the client reads the `413` instead of a reset connection. A body a body parser already
+ * read is answered `400` (`invalid_request`, "mount the authorization server before any body
+ * parser") and announced once as a `PortcullisWarning`, unless its raw bytes were kept
+ * (`req.rawBody`, or `express.raw()`), which are then read instead. The client address for
+ * per-address limits is the socket's peer address.
+ *
+ * Give the `http.Server` timeouts and a connection cap: see {@link hardenServer}.
  *
  * @param server - the authorization server
- * @returns a request listener
+ * @returns a request listener; its promise settles once the response is written
  * @see RFC 6749 §3 (endpoints), RFC 8414 §3 and RFC 9728 §3 (metadata locations)
  * @example
  * ```ts
  * import { createServer } from 'node:http';
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { toNodeHandler } from 'portcullis/node';
+ * import { hardenServer, toNodeHandler } from 'portcullis/node';
  *
  * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
- * createServer(toNodeHandler(oauth)).listen(3000, '127.0.0.1');
+ * hardenServer(createServer(toNodeHandler(oauth))).listen(3000, '127.0.0.1');
  * ```
  * @group Adapters
  */
 export function toNodeHandler(
   server: AuthorizationServer,
 ): (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => Promise<void> {
-  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
+  const warnBodyAlreadyRead = onceWarning(
+    'PORTCULLIS_BODY_ALREADY_READ',
+    'a body parser read the request body before the authorization server, which answered 400: mount its router or handler before any body parser (or keep the raw body in req.rawBody)',
+  );
+  const listener = getRequestListener(
+    async (request, env: HttpBindings | Http2Bindings) => {
+      const { incoming, outgoing } = env as HttpBindings;
+      const response = await answerFetchRequest(
+        server,
+        request,
+        incoming.socket.remoteAddress,
+        warnBodyAlreadyRead,
+      );
+      // The core's response is a status, headers and a string: written as is, without a Response.
+      writeResponse(outgoing, response ?? notFound);
+      return RESPONSE_ALREADY_SENT;
+    },
+    // No global `Request`/`Response` replaced behind the host's back; a request without `Host`
+    // (HTTP/1.0) still has a URL: the core reads only its path and query.
+    { overrideGlobalObjects: false, hostname: 'localhost', errorHandler: bridgeError },
+  );
+  // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
+  // until then `matches` is false before the server has started.
   let started = false;
   return async (req, res, next) => {
-    const notOurs = () => {
-      if (next !== undefined) next();
-      else
-        writeResponse(res, {
-          status: 404,
-          headers: { 'content-type': 'application/json' },
-          body: '{"error":"not_found"}',
-        });
-    };
     try {
       if (!started) {
         await server.ready();
         started = true;
       }
-      const url = (req as MaybeParsed).originalUrl ?? req.url ?? '/';
-      const q = url.indexOf('?');
-      if (!server.matches(q === -1 ? url : url.slice(0, q))) {
-        notOurs();
+      const request = req as HostRequest;
+      // Express strips its mount path from `req.url`; the server's paths are absolute.
+      const url = request.originalUrl ?? req.url ?? '/';
+      if (!server.matches(pathOf(url))) {
+        if (next !== undefined) next();
+        else writeResponse(res, notFound);
         return;
       }
-      const request = await toOAuthRequest(req, server.maxBodyBytes);
-      if (request === null) {
-        writeResponse(res, payloadTooLarge(), true);
+      if (!bodyless(req.method ?? 'GET') && !bodyStillReadable(request)) {
+        warnBodyAlreadyRead();
+        writeResponse(res, bodyAlreadyRead());
         return;
       }
-      const response = await server.handle(request);
-      if (response === null) {
-        notOurs();
-        return;
-      }
-      writeResponse(res, response);
+      req.url = url;
+      await listener(req, res);
     } catch (error) {
       if (next !== undefined) next(error);
-      else if (!res.headersSent) {
-        writeResponse(res, {
-          status: 500,
-          headers: { 'content-type': 'application/json' },
-          body: '{"error":"server_error"}',
-        });
-      }
+      else if (!res.headersSent) writeResponse(res, errorResponse(new OAuthError('server_error')));
     }
   };
-}
-
-/**
- * Runs a resource-server guard on a Node request. Returns the principal, or `null` after writing the
- * 400/401/403 response (with its `WWW-Authenticate` challenge): `400 invalid_request` (two
- * `Authorization` headers, another scheme, an empty credential), `401 invalid_token` (malformed,
- * unknown, expired, revoked, or for another resource), `401` without an error code (no token and
- * `required`), `403 insufficient_scope`. A verifier that fails rejects the returned promise.
- *
- * @param guard - from `server.guard(...)` or `createResourceGuard(...)`
- * @param req - the request
- * @param res - the response, written to when the request is refused
- * @param requirement - the route's scope and whether a token is required
- * @returns the caller, or `null` when the response has been sent
- * @see RFC 6750 §3
- * @example
- * ```ts
- * import { createServer } from 'node:http';
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- * import { guardNodeRequest } from 'portcullis/node';
- *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
- * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
- * createServer(async (req, res) => {
- *   const principal = await guardNodeRequest(guard, req, res, { scope: 'courses:read', required: true });
- *   if (principal === null) return;
- *   res.end(JSON.stringify({ hello: principal.anonymous ? 'anonymous' : principal.subject }));
- * });
- * ```
- * @group Resource Servers (RFC 6750, RFC 9728)
- */
-export async function guardNodeRequest(
-  guard: ResourceGuard,
-  req: IncomingMessage,
-  res: ServerResponse,
-  requirement?: GuardRequirement,
-): Promise<Principal | null> {
-  const result = await guard.check({ headers: nodeHeaders(req) }, requirement);
-  if (result.ok) return result.principal;
-  writeResponse(res, result.response);
-  return null;
 }

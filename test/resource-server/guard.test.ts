@@ -7,6 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type GuardedRequest, requireToken } from '../../src/adapters/express.js';
 import { withGuard } from '../../src/adapters/fetch.js';
 import { guardNodeRequest } from '../../src/adapters/node.js';
+import { requireToken as requireTokenHere } from '../../src/resource-server/express.js';
+import { withGuard as withGuardHere } from '../../src/resource-server/fetch.js';
 import {
   createResourceGuard,
   type GuardRequirement,
@@ -14,6 +16,7 @@ import {
   type Principal,
   type ResourceGuard,
 } from '../../src/resource-server/guard.js';
+import { guardNodeRequest as guardNodeRequestHere } from '../../src/resource-server/node.js';
 import {
   type AccessTokenVerifier,
   introspectionVerifier,
@@ -536,6 +539,14 @@ describe('Guard middleware over real HTTP: Express, Fetch and node give identica
     expect(
       (await everywhere('/api/v1/courses', { authorization: 'Bearer ' + 'a'.repeat(9000) })).status,
     ).toBe(401);
+  });
+});
+
+describe('guard helpers on the adapter subpaths', () => {
+  it('portcullis/express, /fetch and /node export the helpers of resource-server/, not copies', () => {
+    expect(requireToken).toBe(requireTokenHere);
+    expect(withGuard).toBe(withGuardHere);
+    expect(guardNodeRequest).toBe(guardNodeRequestHere);
   });
 });
 
