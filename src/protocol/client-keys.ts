@@ -1,0 +1,462 @@
+/**
+ * The public keys of a client that authenticates with `private_key_jwt`: validation of the `jwks`
+ * and `jwks_uri` metadata (dynamic registration, Client ID Metadata Documents), and resolution of
+ * a `jwks_uri` through the SSRF-safe, bounded {@link MetadataFetcher}, with a bounded cache and at
+ * most one refetch per client per interval when no known key verifies (the client rotated).
+ *
+ * Rules:
+ * - a key set holds 1 to `maxKeys` keys, none with a private or symmetric member, each a supported
+ *   public key (EC P-256/P-384, RSA 2048+, Ed25519), `kid`s unique, at least one usable to verify;
+ * - registered `jwks` is strict (every key must be supported, the client can fix it on the spot); a
+ *   published set at `jwks_uri` may also serve other purposes, so keys this server does not
+ *   understand are ignored (RFC 7517 §5), but a private member anywhere refuses the whole set;
+ * - `jwks` and `jwks_uri` together are refused (RFC 7591 §2); `jwks_uri` is an https URL by the
+ *   raw-string grammar of `url.ts`, and never names a special-use IP literal;
+ * - fetch failures are reported without network detail (status, address, timing): the reasons go
+ *   to the logger.
+ * @see RFC 7517 §5, RFC 7591 §2, RFC 7523 §3, OpenID Connect Registration §2,
+ * draft-ietf-oauth-client-id-metadata-document-01 §6.5 and §6.6
+ * @module
+ */
+
+import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from '../cimd/cache.js';
+import type { ClientIdUrl } from '../cimd/client-id.js';
+import type { MetadataFetcher, MetadataFetchResponse } from '../cimd/fetcher.js';
+import { addressRefusal } from '../cimd/special-use.js';
+import { type Clock, type Logger, silentLogger } from '../core/context.js';
+import { OAuthError } from '../core/errors.js';
+import type { AddressRange } from './ip-address.js';
+import {
+  keyVerifies,
+  type PublicJwk,
+  publicJwkProblem,
+  SIGNATURE_ALGORITHMS,
+  type SignatureAlgorithm,
+} from './public-jwk.js';
+import { parseHttpsUrl } from './url.js';
+
+/**
+ * A client's validated public key set.
+ *
+ * @example
+ * ```ts
+ * import type { ClientJwks } from 'portcullis';
+ *
+ * const jwks: ClientJwks = {
+ *   keys: [{ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'k1' }],
+ * };
+ * ```
+ * @see RFC 7517 §5
+ * @group Client Authentication (RFC 7523)
+ */
+export interface ClientJwks {
+  /** The keys, in the order published. */
+  readonly keys: readonly PublicJwk[];
+}
+
+/** Bounds and algorithms of key set validation. */
+export interface ClientJwksRules {
+  /** The algorithms a key may name. Default: every supported one. */
+  readonly algorithms?: readonly SignatureAlgorithm[];
+  /** The most keys in a set. Default 10. */
+  readonly maxKeys?: number;
+  /** The largest serialised set, in bytes of JSON. Default 16 384. */
+  readonly maxBytes?: number;
+}
+
+/** Defaults of key set validation and resolution. */
+export const CLIENT_KEYS_DEFAULTS = Object.freeze({
+  maxKeys: 10,
+  maxBytes: 16 * 1024,
+  timeoutMs: 5000,
+  refetchIntervalSeconds: 60,
+  defaultTtlSeconds: 300,
+  minTtlSeconds: 60,
+  maxTtlSeconds: 3600,
+  maxEntries: 1000,
+});
+
+/** Outcome of {@link clientJwksProblem}. */
+export type ClientJwksResult =
+  | { readonly ok: true; readonly jwks: ClientJwks }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Validates a key set. `registration` (the `jwks` member a client sends) refuses any key this
+ * server cannot use; `published` (the document at `jwks_uri`) skips such keys (RFC 7517 §5). Both
+ * refuse private members, more than `maxKeys` keys, a larger set than `maxBytes`, repeated `kid`s
+ * among the kept keys, and a set where no key can verify any of `algorithms`.
+ *
+ * @param value - the `jwks` value, as parsed from JSON
+ * @param mode - `registration` (strict) or `published` (skip what is not understood)
+ * @param rules - algorithms and bounds
+ * @returns the kept keys, or the rule broken in words for an `error_description`
+ * @see RFC 7517 §5, RFC 7591 §2
+ * @example
+ * ```ts
+ * clientJwksProblem({ keys: [] }, 'registration'); // { ok: false, problem: 'jwks must hold 1 to 10 keys' }
+ * ```
+ */
+export function clientJwksProblem(
+  value: unknown,
+  mode: 'registration' | 'published',
+  rules: ClientJwksRules = {},
+): ClientJwksResult {
+  const algorithms = rules.algorithms ?? SIGNATURE_ALGORITHMS;
+  const maxKeys = rules.maxKeys ?? CLIENT_KEYS_DEFAULTS.maxKeys;
+  const maxBytes = rules.maxBytes ?? CLIENT_KEYS_DEFAULTS.maxBytes;
+  const refuse = (problem: string): ClientJwksResult => ({ ok: false, problem });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return refuse('jwks must be a JSON object with a keys array (a JWK Set)');
+  }
+  const keys = (value as { keys?: unknown }).keys;
+  if (!Array.isArray(keys)) return refuse('jwks must be a JSON object with a keys array (a JWK Set)');
+  if (keys.length === 0 || keys.length > maxKeys) return refuse(`jwks must hold 1 to ${maxKeys} keys`);
+  if (JSON.stringify(value).length > maxBytes) return refuse(`jwks must be at most ${maxBytes} bytes`);
+
+  const kept: PublicJwk[] = [];
+  const kids = new Set<string>();
+  for (const [i, key] of keys.entries()) {
+    const problem = publicJwkProblem(key, algorithms);
+    if (problem !== undefined) {
+      const isPrivate = problem.includes('private member');
+      if (mode === 'registration' || isPrivate) return refuse(`jwks.keys[${i}]: ${problem}`);
+      continue;
+    }
+    const jwk = key as PublicJwk;
+    if (jwk.kid !== undefined) {
+      if (kids.has(jwk.kid)) return refuse(`jwks.keys[${i}]: the kid '${printable(jwk.kid)}' is used twice`);
+      kids.add(jwk.kid);
+    }
+    kept.push(jwk);
+  }
+  if (!kept.some((jwk) => algorithms.some((alg) => keyVerifies(jwk, alg)))) {
+    return refuse(`jwks has no key that can verify ${algorithms.join(', ')} signatures`);
+  }
+  return { ok: true, jwks: { keys: kept } };
+}
+
+/** A `kid` as it may appear in a description: printable ASCII, short. */
+function printable(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 40);
+}
+
+/** Outcome of {@link jwksUriProblem}. */
+export type JwksUriResult =
+  | { readonly ok: true; readonly target: ClientIdUrl }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Checks a `jwks_uri`: an https URL by the raw-string grammar (no user info, fragment, dot
+ * segments, odd host forms), and no special-use IP literal as host unless allowed. Host names are
+ * vetted again by the fetcher when they are resolved.
+ *
+ * @param uri - the `jwks_uri` as received
+ * @param allowedAddresses - special-use ranges that may be fetched anyway (tests, an intranet)
+ * @returns the fetch target (its `clientId` member is the URI), or the rule broken
+ * @see RFC 7591 §2, draft-ietf-oauth-client-id-metadata-document-01 §6.5
+ * @example
+ * ```ts
+ * jwksUriProblem('http://app.example/jwks.json', []); // { ok: false, problem: 'jwks_uri must start with https://' }
+ * ```
+ */
+export function jwksUriProblem(uri: unknown, allowedAddresses: readonly AddressRange[]): JwksUriResult {
+  if (typeof uri !== 'string') return { ok: false, problem: 'jwks_uri must be a string' };
+  const parsed = parseHttpsUrl(uri);
+  if (!parsed.ok) return { ok: false, problem: `jwks_uri ${parsed.problem}` };
+  if (parsed.url.hostKind !== 'name') {
+    const refusal = addressRefusal(parsed.url.host, allowedAddresses);
+    if (refusal !== undefined) return { ok: false, problem: `jwks_uri names a ${refusal} address` };
+  }
+  return { ok: true, target: { clientId: uri, ...parsed.url } };
+}
+
+/**
+ * The key members of client metadata, validated for registration or a metadata document.
+ *
+ * @example
+ * ```ts
+ * import type { ClientKeyMetadata } from 'portcullis';
+ *
+ * const keys: ClientKeyMetadata = { jwks_uri: 'https://agent.example.com/.well-known/jwks.json' };
+ * ```
+ * @see RFC 7591 §2
+ * @group Client Authentication (RFC 7523)
+ */
+export interface ClientKeyMetadata {
+  /** The keys, by value. */
+  readonly jwks?: ClientJwks;
+  /** Where the keys are published. */
+  readonly jwks_uri?: string;
+}
+
+/**
+ * Validates the `jwks` / `jwks_uri` members of client metadata. `private_key_jwt` needs exactly one
+ * of them; other methods may carry `jwks_uri` (e.g. for other uses) but never both (RFC 7591 §2).
+ *
+ * @param metadata - the metadata object as received (only `token_endpoint_auth_method`, `jwks`, `jwks_uri` are read)
+ * @param rules - algorithms, bounds and the special-use ranges allowed for `jwks_uri`
+ * @returns the validated members (absent ones left out), or the rule broken
+ * @see RFC 7591 §2, RFC 7523 §2.2
+ * @example
+ * ```ts
+ * clientKeyMetadataProblem({ token_endpoint_auth_method: 'private_key_jwt' });
+ * // { ok: false, problem: 'private_key_jwt needs jwks or jwks_uri' }
+ * ```
+ */
+export function clientKeyMetadataProblem(
+  metadata: Readonly<Record<string, unknown>>,
+  rules: ClientJwksRules & { readonly allowedAddresses?: readonly AddressRange[] } = {},
+):
+  | { readonly ok: true; readonly keys: ClientKeyMetadata }
+  | { readonly ok: false; readonly problem: string } {
+  const { jwks, jwks_uri } = metadata;
+  if (jwks !== undefined && jwks_uri !== undefined) {
+    return { ok: false, problem: 'jwks and jwks_uri must not both be present' };
+  }
+  if (
+    metadata.token_endpoint_auth_method === 'private_key_jwt' &&
+    jwks === undefined &&
+    jwks_uri === undefined
+  ) {
+    return { ok: false, problem: 'private_key_jwt needs jwks or jwks_uri' };
+  }
+  if (jwks !== undefined) {
+    const result = clientJwksProblem(jwks, 'registration', rules);
+    return result.ok ? { ok: true, keys: { jwks: result.jwks } } : result;
+  }
+  if (jwks_uri !== undefined) {
+    const result = jwksUriProblem(jwks_uri, rules.allowedAddresses ?? []);
+    return result.ok ? { ok: true, keys: { jwks_uri: result.target.clientId } } : result;
+  }
+  return { ok: true, keys: {} };
+}
+
+/**
+ * Where a client's keys come from: its id and its validated `jwks` or `jwks_uri`.
+ *
+ * @example
+ * ```ts
+ * import type { ClientKeySource } from 'portcullis';
+ *
+ * const source: ClientKeySource = {
+ *   clientId: 'https://agent.example.com/oauth/client.json',
+ *   jwksUri: 'https://agent.example.com/.well-known/jwks.json',
+ * };
+ * ```
+ * @see RFC 7591 §2
+ * @group Client Authentication (RFC 7523)
+ */
+export interface ClientKeySource {
+  /** The client_id; the cache and the refetch budget are per client. */
+  readonly clientId: string;
+  /** Registered keys, by value. */
+  readonly jwks?: ClientJwks | undefined;
+  /** Registered key set URL. */
+  readonly jwksUri?: string | undefined;
+}
+
+/**
+ * The keys of one client. `refresh: false` answers from the cache when it can; `refresh: true` is
+ * asked after no key verified, and refetches `jwks_uri` unless the client's set was fetched less
+ * than the refetch interval ago (then the cached set is returned again).
+ */
+export type ClientKeyLookup = (refresh: boolean) => Promise<readonly PublicJwk[]>;
+
+/**
+ * Options of {@link createClientKeyResolver}.
+ *
+ * @example
+ * ```ts
+ * import { createClientKeyResolver, createNodeMetadataFetcher, type ClientKeyResolverOptions } from 'portcullis';
+ *
+ * const options: ClientKeyResolverOptions = { fetcher: createNodeMetadataFetcher(), refetchIntervalSeconds: 30 };
+ * const resolver = createClientKeyResolver(options);
+ * ```
+ * @see RFC 7523 §3, draft-ietf-oauth-client-id-metadata-document-01 §6.6
+ * @group Client Authentication (RFC 7523)
+ */
+export interface ClientKeyResolverOptions {
+  /** Performs the GET; the same SSRF-safe, bounded fetcher as metadata documents. */
+  readonly fetcher: MetadataFetcher;
+  /** Special-use ranges a `jwks_uri` IP literal may name (the fetcher vets resolved names itself). Default none. */
+  readonly allowedAddresses?: readonly AddressRange[];
+  /** Clock, epoch milliseconds. Default `Date.now`. */
+  readonly clock?: Clock;
+  /** Where fetch failures are logged, with their reason (at `info`). Default: silent. */
+  readonly logger?: Logger;
+  /** Algorithms, key count and size of a published set. */
+  readonly rules?: ClientJwksRules;
+  /** Total time budget of one fetch, in milliseconds. Default 5000. */
+  readonly timeoutMs?: number;
+  /** The least time between two fetches of one client's set, in seconds; failures are remembered as long. Default 60. */
+  readonly refetchIntervalSeconds?: number;
+  /** Cache lifetime bounds (from `Cache-Control`); `no-store` still keeps a set `minTtlSeconds`. Defaults 300 / 60 / 3600. */
+  readonly cache?: Partial<CacheLifetimeBounds> & { readonly maxEntries?: number };
+}
+
+/**
+ * Resolves clients' keys. See {@link createClientKeyResolver}.
+ *
+ * @example
+ * ```ts
+ * import type { ClientKeyResolver } from 'portcullis';
+ *
+ * declare const resolver: ClientKeyResolver;
+ * const keys = await resolver.lookup({ clientId: 'c1', jwksUri: 'https://c1.example/jwks.json' })(false);
+ * ```
+ * @see RFC 7523 §3
+ * @group Client Authentication (RFC 7523)
+ */
+export interface ClientKeyResolver {
+  /** The lookup of one client's keys, for one verification. */
+  lookup(source: ClientKeySource): ClientKeyLookup;
+}
+
+type KeysEntry = {
+  readonly kind: 'keys';
+  readonly keys: readonly PublicJwk[];
+  readonly fetchedAt: number;
+  readonly expiresAt: number;
+};
+type Entry = KeysEntry | { readonly kind: 'failed'; readonly fetchedAt: number };
+
+const JSON_MEDIA_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The one description of every jwks_uri failure: nothing about the network, nothing to probe with. */
+function unusable(cause?: unknown): OAuthError {
+  return new OAuthError(
+    'invalid_client',
+    "the client's jwks_uri could not be fetched or did not hold a usable key set",
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/**
+ * Creates the resolver of clients' public keys. Registered `jwks` are returned as they are; a
+ * `jwks_uri` is fetched through `fetcher` (one fetch per client at a time), cached per
+ * `Cache-Control` within bounds, refetched at most once per `refetchIntervalSeconds` per client when
+ * no key verified (the client rotated its keys), and a failure is remembered for the same interval
+ * so a broken or hostile URL cannot make every request an outbound fetch.
+ *
+ * @param options - the fetcher, clock, logger, bounds
+ * @returns the resolver
+ * @throws OAuthError `invalid_client` (400) from a lookup whose `jwks_uri` cannot be fetched or holds
+ * no usable key set; the description names no network detail, the logger gets the reason
+ * @see RFC 7523 §3, RFC 7517 §5, draft-ietf-oauth-client-id-metadata-document-01 §6.5 and §6.6
+ * @example
+ * ```ts
+ * import { createClientKeyResolver, createNodeMetadataFetcher } from 'portcullis';
+ *
+ * const resolver = createClientKeyResolver({ fetcher: createNodeMetadataFetcher() });
+ * const lookup = resolver.lookup({ clientId: 'agent', jwksUri: 'https://agent.example.com/jwks.json' });
+ * const keys = await lookup(false);
+ * ```
+ * @group Client Authentication (RFC 7523)
+ */
+export function createClientKeyResolver(options: ClientKeyResolverOptions): ClientKeyResolver {
+  const clock = options.clock ?? Date.now;
+  const logger = options.logger ?? silentLogger;
+  const rules: ClientJwksRules = options.rules ?? {};
+  const maxBytes = rules.maxBytes ?? CLIENT_KEYS_DEFAULTS.maxBytes;
+  const timeoutMs = options.timeoutMs ?? CLIENT_KEYS_DEFAULTS.timeoutMs;
+  const intervalMs = (options.refetchIntervalSeconds ?? CLIENT_KEYS_DEFAULTS.refetchIntervalSeconds) * 1000;
+  const bounds: CacheLifetimeBounds = {
+    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? CLIENT_KEYS_DEFAULTS.defaultTtlSeconds,
+    minTtlSeconds: options.cache?.minTtlSeconds ?? CLIENT_KEYS_DEFAULTS.minTtlSeconds,
+    maxTtlSeconds: options.cache?.maxTtlSeconds ?? CLIENT_KEYS_DEFAULTS.maxTtlSeconds,
+  };
+  const cache = new ExpiringLruCache<Entry>(options.cache?.maxEntries ?? CLIENT_KEYS_DEFAULTS.maxEntries);
+  const inflight = new Map<string, Promise<Entry>>();
+
+  function refused(clientId: string, reason: string, cause?: unknown): never {
+    logger.info('client jwks_uri refused', { clientId, reason });
+    throw unusable(cause);
+  }
+
+  function read(clientId: string, response: MetadataFetchResponse): readonly PublicJwk[] {
+    if (response.status !== 200) return refused(clientId, `HTTP status ${response.status}`);
+    if (response.body.byteLength > maxBytes) return refused(clientId, `larger than ${maxBytes} bytes`);
+    const type = response.contentType?.split(';')[0]?.trim().toLowerCase();
+    if (type === undefined || !JSON_MEDIA_TYPE.test(type)) return refused(clientId, 'not served as JSON');
+    let value: unknown;
+    try {
+      value = JSON.parse(utf8.decode(response.body));
+    } catch (error) {
+      return refused(clientId, 'not valid UTF-8 JSON', error);
+    }
+    const result = clientJwksProblem(value, 'published', rules);
+    if (!result.ok) return refused(clientId, result.problem);
+    return result.jwks.keys;
+  }
+
+  async function fetchKeys(
+    clientId: string,
+    target: ClientIdUrl,
+    cacheKey: string,
+    previous: KeysEntry | undefined,
+  ): Promise<Entry> {
+    const fetchedAt = clock();
+    try {
+      let response: MetadataFetchResponse;
+      try {
+        response = await options.fetcher({ target, maxBytes, timeoutMs });
+      } catch (error) {
+        return refused(clientId, 'the fetch failed', error);
+      }
+      const keys = read(clientId, response);
+      const ttlSeconds = Math.max(bounds.minTtlSeconds, cacheLifetimeSeconds(response.cacheControl, bounds));
+      const entry: KeysEntry = { kind: 'keys', keys, fetchedAt, expiresAt: fetchedAt + ttlSeconds * 1000 };
+      cache.set(cacheKey, entry, entry.expiresAt);
+      return entry;
+    } catch (error) {
+      if (previous !== undefined) {
+        // A failed refetch keeps the set it would have replaced, until that set's own expiry.
+        const kept: KeysEntry = { ...previous, fetchedAt };
+        cache.set(cacheKey, kept, kept.expiresAt);
+        return kept;
+      }
+      // Remembered for one interval: no outbound fetch per request for a broken or hostile URL.
+      cache.set(cacheKey, { kind: 'failed', fetchedAt }, fetchedAt + intervalMs);
+      throw error;
+    }
+  }
+
+  function load(
+    clientId: string,
+    target: ClientIdUrl,
+    cacheKey: string,
+    previous: KeysEntry | undefined,
+  ): Promise<Entry> {
+    const running = inflight.get(cacheKey);
+    if (running !== undefined) return running;
+    const started = fetchKeys(clientId, target, cacheKey, previous);
+    inflight.set(cacheKey, started);
+    const forget = () => {
+      if (inflight.get(cacheKey) === started) inflight.delete(cacheKey);
+    };
+    started.then(forget, forget);
+    return started;
+  }
+
+  return {
+    lookup(source) {
+      return async (refresh) => {
+        if (source.jwks !== undefined) return source.jwks.keys;
+        if (source.jwksUri === undefined) return [];
+        const checked = jwksUriProblem(source.jwksUri, options.allowedAddresses ?? []);
+        if (!checked.ok) return refused(source.clientId, checked.problem);
+        const cacheKey = `${source.clientId}\n${source.jwksUri}`;
+        const now = clock();
+        const cached = cache.get(cacheKey, now);
+        if (cached !== undefined) {
+          if (cached.kind === 'failed') throw unusable();
+          if (!refresh || now - cached.fetchedAt < intervalMs) return cached.keys;
+        }
+        const entry = await load(source.clientId, checked.target, cacheKey, cached);
+        return entry.kind === 'keys' ? entry.keys : [];
+      };
+    },
+  };
+}
