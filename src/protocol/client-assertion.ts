@@ -60,13 +60,10 @@ function invalidClient(description: string, cause?: unknown): OAuthError {
  *
  * @example
  * ```ts
- * import type { PresentedClientAssertion } from 'portcullis';
- *
  * declare const presented: PresentedClientAssertion;
  * console.log(presented.clientId); // the claimed client: load it, then verify
  * ```
  * @see RFC 7523 §2.2
- * @group Client Authentication (RFC 7523)
  */
 export interface PresentedClientAssertion {
   /** The client the assertion claims to be from (`sub`, equal to `iss` and to `client_id` when sent). */
@@ -149,8 +146,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  *
  * @example
  * ```ts
- * import { type ClientAssertionOptions, memoryReplayStore } from 'portcullis';
- *
  * const options: ClientAssertionOptions = {
  *   issuer: 'https://auth.example.com',
  *   endpointAudiences: ['https://auth.example.com/oauth/token'],
@@ -158,7 +153,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * };
  * ```
  * @see RFC 7523 §3, draft-ietf-oauth-rfc7523bis
- * @group Client Authentication (RFC 7523)
  */
 export interface ClientAssertionOptions {
   /** This server's issuer identifier: always an accepted audience, the only one for typed assertions. */
@@ -184,13 +178,10 @@ export interface ClientAssertionOptions {
  *
  * @example
  * ```ts
- * import type { VerifiedClientAssertion } from 'portcullis';
- *
  * declare const verified: VerifiedClientAssertion;
  * console.log(verified.clientId, verified.alg, verified.kid);
  * ```
  * @see RFC 7523 §3
- * @group Client Authentication (RFC 7523)
  */
 export interface VerifiedClientAssertion {
   /** The authenticated client. */
@@ -312,10 +303,8 @@ function timeProblem(
  * @see RFC 7523 §3, RFC 7521 §4.2, OpenID Connect Core §9, draft-ietf-oauth-rfc7523bis
  * @example
  * ```ts
- * import { createClientKeyResolver, memoryReplayStore, readClientAssertion, verifyClientAssertion } from 'portcullis';
- *
  * declare const params: { get(name: string): string | undefined };
- * declare const resolver: ReturnType<typeof createClientKeyResolver>;
+ * declare const resolver: ClientKeyResolver;
  * const presented = readClientAssertion(params, false);
  * if (presented !== undefined) {
  *   const lookup = resolver.lookup({ clientId: presented.clientId, jwksUri: 'https://agent.example.com/jwks.json' });
@@ -326,7 +315,6 @@ function timeProblem(
  *   console.log(verified.clientId);
  * }
  * ```
- * @group Client Authentication (RFC 7523)
  */
 export async function verifyClientAssertion(
   presented: PresentedClientAssertion,

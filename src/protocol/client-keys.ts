@@ -22,6 +22,7 @@
 import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from '../cimd/cache.js';
 import type { ClientIdUrl } from '../cimd/client-id.js';
 import type { MetadataFetcher, MetadataFetchResponse } from '../cimd/fetcher.js';
+import { parseAllowedAddresses } from '../cimd/node-fetcher.js';
 import { addressRefusal } from '../cimd/special-use.js';
 import { type Clock, type Logger, silentLogger } from '../core/context.js';
 import { OAuthError } from '../core/errors.js';
@@ -54,7 +55,18 @@ export interface ClientJwks {
   readonly keys: readonly PublicJwk[];
 }
 
-/** Bounds and algorithms of key set validation. */
+/**
+ * Bounds and algorithms of key set validation.
+ *
+ * @example
+ * ```ts
+ * import type { ClientJwksRules } from 'portcullis';
+ *
+ * const rules: ClientJwksRules = { algorithms: ['ES256', 'EdDSA'], maxKeys: 5 };
+ * ```
+ * @see RFC 7517 §5, RFC 7591 §2
+ * @group Client Authentication (RFC 7523)
+ */
 export interface ClientJwksRules {
   /** The algorithms a key may name. Default: every supported one. */
   readonly algorithms?: readonly SignatureAlgorithm[];
@@ -176,12 +188,9 @@ export function jwksUriProblem(uri: unknown, allowedAddresses: readonly AddressR
  *
  * @example
  * ```ts
- * import type { ClientKeyMetadata } from 'portcullis';
- *
  * const keys: ClientKeyMetadata = { jwks_uri: 'https://agent.example.com/.well-known/jwks.json' };
  * ```
  * @see RFC 7591 §2
- * @group Client Authentication (RFC 7523)
  */
 export interface ClientKeyMetadata {
   /** The keys, by value. */
@@ -259,7 +268,17 @@ export interface ClientKeySource {
 /**
  * The keys of one client. `refresh: false` answers from the cache when it can; `refresh: true` is
  * asked after no key verified, and refetches `jwks_uri` unless the client's set was fetched less
- * than the refetch interval ago (then the cached set is returned again).
+ * than the refetch interval ago (then the very same array is returned again: nothing new).
+ *
+ * @example
+ * ```ts
+ * import type { ClientKeyLookup, PublicJwk } from 'portcullis';
+ *
+ * declare const registered: PublicJwk[];
+ * const fixed: ClientKeyLookup = async () => registered; // keys that never change
+ * ```
+ * @see RFC 7523 §3
+ * @group Client Authentication (RFC 7523)
  */
 export type ClientKeyLookup = (refresh: boolean) => Promise<readonly PublicJwk[]>;
 
@@ -279,8 +298,11 @@ export type ClientKeyLookup = (refresh: boolean) => Promise<readonly PublicJwk[]
 export interface ClientKeyResolverOptions {
   /** Performs the GET; the same SSRF-safe, bounded fetcher as metadata documents. */
   readonly fetcher: MetadataFetcher;
-  /** Special-use ranges a `jwks_uri` IP literal may name (the fetcher vets resolved names itself). Default none. */
-  readonly allowedAddresses?: readonly AddressRange[];
+  /**
+   * Special-use ranges (CIDR or single addresses) a `jwks_uri` IP literal may name; the fetcher vets
+   * resolved names itself. Default none. Use the same list as the fetcher's.
+   */
+  readonly allowSpecialUseAddresses?: readonly string[];
   /** Clock, epoch milliseconds. Default `Date.now`. */
   readonly clock?: Clock;
   /** Where fetch failures are logged, with their reason (at `info`). Default: silent. */
@@ -291,8 +313,17 @@ export interface ClientKeyResolverOptions {
   readonly timeoutMs?: number;
   /** The least time between two fetches of one client's set, in seconds; failures are remembered as long. Default 60. */
   readonly refetchIntervalSeconds?: number;
-  /** Cache lifetime bounds (from `Cache-Control`); `no-store` still keeps a set `minTtlSeconds`. Defaults 300 / 60 / 3600. */
-  readonly cache?: Partial<CacheLifetimeBounds> & { readonly maxEntries?: number };
+  /** Cache lifetime bounds (from `Cache-Control`); `no-store` still keeps a set `minTtlSeconds`. Defaults 300 / 60 / 3600 / 1000. */
+  readonly cache?: {
+    /** Lifetime without `Cache-Control: max-age`, seconds. */
+    readonly defaultTtlSeconds?: number;
+    /** The least lifetime, seconds (also for `no-store`: bounds the fetches a client can cause). */
+    readonly minTtlSeconds?: number;
+    /** The longest lifetime, seconds. */
+    readonly maxTtlSeconds?: number;
+    /** The most clients whose sets are kept. */
+    readonly maxEntries?: number;
+  };
 }
 
 /**
@@ -342,6 +373,7 @@ function unusable(cause?: unknown): OAuthError {
  *
  * @param options - the fetcher, clock, logger, bounds
  * @returns the resolver
+ * @throws TypeError at creation when `allowSpecialUseAddresses` has an invalid entry
  * @throws OAuthError `invalid_client` (400) from a lookup whose `jwks_uri` cannot be fetched or holds
  * no usable key set; the description names no network detail, the logger gets the reason
  * @see RFC 7523 §3, RFC 7517 §5, draft-ietf-oauth-client-id-metadata-document-01 §6.5 and §6.6
@@ -368,6 +400,7 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
     maxTtlSeconds: options.cache?.maxTtlSeconds ?? CLIENT_KEYS_DEFAULTS.maxTtlSeconds,
   };
   const cache = new ExpiringLruCache<Entry>(options.cache?.maxEntries ?? CLIENT_KEYS_DEFAULTS.maxEntries);
+  const allowedAddresses = parseAllowedAddresses(options.allowSpecialUseAddresses);
   const inflight = new Map<string, Promise<Entry>>();
 
   function refused(clientId: string, reason: string, cause?: unknown): never {
@@ -445,7 +478,7 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
       return async (refresh) => {
         if (source.jwks !== undefined) return source.jwks.keys;
         if (source.jwksUri === undefined) return [];
-        const checked = jwksUriProblem(source.jwksUri, options.allowedAddresses ?? []);
+        const checked = jwksUriProblem(source.jwksUri, allowedAddresses);
         if (!checked.ok) return refused(source.clientId, checked.problem);
         const cacheKey = `${source.clientId}\n${source.jwksUri}`;
         const now = clock();

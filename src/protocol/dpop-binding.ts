@@ -227,11 +227,8 @@ export function checkAccessTokenBinding(
  * @see RFC 9449 §5.2
  * @example
  * ```ts
- * import { requireDpopForClient } from 'portcullis';
- *
  * requireDpopForClient(undefined, false); // fine: the tokens are bearer tokens
  * ```
- * @group DPoP (RFC 9449)
  */
 export function requireDpopForClient(
   proof: VerifiedDpopProof | undefined,
@@ -254,12 +251,9 @@ export function requireDpopForClient(
  * @see RFC 9449 §5, §5.0 (refresh tokens of public clients)
  * @example
  * ```ts
- * import { checkRefreshTokenBinding, type VerifiedDpopProof } from 'portcullis';
- *
  * declare const proof: VerifiedDpopProof | undefined;
  * checkRefreshTokenBinding('0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I', proof);
  * ```
- * @group DPoP (RFC 9449)
  */
 export function checkRefreshTokenBinding(
   refreshJkt: string | undefined,

@@ -14,8 +14,8 @@ import { OAuthError } from '../core/errors.js';
  * concurrent calls with one `key`, on any number of instances, exactly one returns `true`.
  *
  * Contract:
- * - `key` is at most 200 ASCII characters; callers namespace and hash it (see
- *   {@link replayKey}), so a backend can use it as a primary key as is;
+ * - `key` is at most 200 ASCII characters: a namespace and a SHA-256 digest of the client-chosen
+ *   parts, so a backend can use it as a primary key as is;
  * - `expiresAt` and `now` are epoch seconds; a key whose `expiresAt` is at or before `now` is
  *   treated as absent (and may be purged at any time), so it can be stored again;
  * - `true`: the key was absent (or expired) and is now recorded until `expiresAt`;
@@ -150,11 +150,8 @@ const encoder = new TextEncoder();
  * @see RFC 9449 §11.1
  * @example
  * ```ts
- * import { replayKey } from 'portcullis';
- *
  * const key = await replayKey('pkj', ['client-1', 'a-jti']); // 'pkj:' + 43 base64url characters
  * ```
- * @group Storage
  */
 export async function replayKey(purpose: string, parts: readonly string[]): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', encoder.encode(parts.join('\u0000')));
