@@ -16,7 +16,7 @@ import {
   clientJwksProblem,
   clientKeyMetadataProblem,
   jwksUriProblem,
-} from '../../src/protocol/client-keys.js';
+} from '../../src/protocol/client-jwks.js';
 import { publicJwkProblem, SIGNATURE_ALGORITHMS } from '../../src/protocol/public-jwk.js';
 import { memoryReplayStore } from '../../src/protocol/replay-store.js';
 import { KEYS } from '../protocol/key-fixtures.js';
