@@ -20,7 +20,7 @@
  * console.log(new OAuthError(code).status); // 400
  * ```
  * @see RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1; RFC 7009 §2.2.1; RFC 7591 §3.2.2; RFC 8707 §2;
- * OpenID Connect Core §3.1.2.6
+ * RFC 9449 §5, §8; OpenID Connect Core §3.1.2.6
  * @group Errors (RFC 6749 §5.2)
  */
 export type OAuthErrorCode =
@@ -45,6 +45,9 @@ export type OAuthErrorCode =
   | 'invalid_client_metadata'
   // RFC 8707 §2
   | 'invalid_target'
+  // RFC 9449 §5, §7.1, §8, §9 (DPoP): 401 with `WWW-Authenticate: DPoP` at a resource server
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   // OpenID Connect Core §3.1.2.6
   | 'login_required'
   | 'consent_required'
@@ -76,6 +79,8 @@ const DEFAULT_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   invalid_redirect_uri: 400,
   invalid_client_metadata: 400,
   invalid_target: 400,
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
