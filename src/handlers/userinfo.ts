@@ -12,6 +12,7 @@ import {
   type OAuthResponse,
 } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
+import { enforceRateLimit } from '../core/rate-limit.js';
 import { bearerChallenge, readBearer } from '../protocol/bearer.js';
 import { CLAIMS_BY_SCOPE } from '../protocol/claims.js';
 import type { ServerContext } from '../server-context.js';
@@ -35,6 +36,7 @@ function bearerError(
  */
 export async function handleUserinfo(ctx: ServerContext, request: OAuthRequest): Promise<OAuthResponse> {
   if (request.method !== 'GET' && request.method !== 'POST') throw methodNotAllowed(['GET', 'POST']);
+  await enforceRateLimit(ctx.config.rateLimiter, 'userinfo', ctx.config.clientIp(request));
   let bodyToken: string | undefined;
   if (
     request.method === 'POST' &&
