@@ -549,6 +549,23 @@ export interface ClientIdMetadataDocumentOptions {
   /** Cache bounds. */
   cache?: ClientIdMetadataDocumentCacheOptions;
   /**
+   * Most documents fetched at once; beyond it a request that needs a fetch gets `503
+   * temporarily_unavailable` with `Retry-After`. Default 10.
+   */
+  maxConcurrentFetches?: number;
+  /**
+   * Most fetches per host name (any port) and minute; beyond it, `503 temporarily_unavailable`.
+   * Documents that were valid before are not counted, so junk naming other URLs of a host cannot
+   * keep its real clients out. Default 30.
+   */
+  hostFetchesPerMinute?: number;
+  /**
+   * How long a failed fetch is remembered (its error answered without fetching), per URL and, when
+   * no response came back, per host; 0 remembers nothing. A remembered failure is not a cached
+   * document: a fixed document is fetched once it expires. Default 30 s.
+   */
+  failureCacheSeconds?: number;
+  /**
    * When set, only documents on these hosts are accepted: exact host names, or `*.example.com` for
    * any name below `example.com`. Default: any host with a public address.
    */
