@@ -48,6 +48,7 @@ export type {
 } from './options.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
 export { InvalidOptionsError } from './options-schema.js';
+export { normalizeDisplayName } from './protocol/client-metadata.js';
 export type {
   GuardRequest,
   GuardRequirement,

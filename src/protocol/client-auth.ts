@@ -14,7 +14,7 @@
 import { sha256, timingSafeEqual } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { type OAuthRequest, singleCredentialHeader } from '../core/http.js';
-import type { Params } from '../core/params.js';
+import { type Params, refuseHostile } from '../core/params.js';
 import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -77,6 +77,8 @@ export function presentedCredentials(
     // RFC 6749 §2.3.1: id and secret are form-urlencoded before base64.
     const clientId = formDecode(decoded.slice(0, colon));
     const secret = formDecode(decoded.slice(colon + 1));
+    refuseHostile(clientId, 'the client_id of the Basic credentials');
+    refuseHostile(secret, 'the client_secret of the Basic credentials');
     if (bodyId !== undefined && bodyId !== clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body differs from the Basic credentials');
     }
