@@ -45,6 +45,7 @@ export type {
   StaticClientOptions,
   TokenOptions,
   UserClaims,
+  UserinfoOptions,
 } from './options.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
 export { InvalidOptionsError } from './options-schema.js';

@@ -401,6 +401,33 @@ export interface IntrospectionCaller {
 }
 
 /**
+ * The UserInfo endpoint (OIDC Core §5.3).
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * // The MCP server is the only resource, and clients that sign users in call UserInfo with its tokens.
+ * createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   resources: [{ resource: 'https://auth.example.com/mcp' }],
+ *   userinfo: { audiences: ['https://auth.example.com/mcp'] },
+ * });
+ * ```
+ * @see OIDC Core §5.3; RFC 8707 §2; RFC 9700 §4.10 (audience restriction)
+ * @group Configuration
+ */
+export interface UserinfoOptions {
+  /**
+   * Resources (from `resources`) whose access tokens UserInfo accepts besides tokens for the issuer
+   * itself. Default: none, so a token issued only for another resource server, which could
+   * replay it, gets `401 invalid_token`. Add a resource only if its server is yours.
+   */
+  audiences?: readonly string[];
+}
+
+/**
  * Token introspection (RFC 7662).
  *
  * @example
@@ -674,6 +701,8 @@ export interface AuthorizationServerOptions {
   keys?: KeyOptions;
   /** Token introspection. */
   introspection?: IntrospectionOptions;
+  /** The UserInfo endpoint: which token audiences it accepts. */
+  userinfo?: UserinfoOptions;
   /** Consent page and memory. */
   consent?: ConsentOptions;
   /** Client ID Metadata Documents. */
