@@ -212,7 +212,10 @@ const optionsSchema = z.strictObject({
     })
     .partial()
     .optional(),
-  userinfo: z.strictObject({ audiences: z.array(z.string()) }).partial().optional(),
+  userinfo: z
+    .strictObject({ audiences: z.array(z.string()) })
+    .partial()
+    .optional(),
   introspection: z
     .object({
       enabled: z.boolean(),
