@@ -7,9 +7,9 @@
  * cap on concurrent fetches, a budget of fetches per host and minute) → fetch → status 200 only
  * (§4) → size → media type → validate (§4.1) → cache per `Cache-Control` (§4.4).
  *
- * Outbound fetches are bounded so that inbound junk cannot turn the server into a relay (ABU-04):
- * a failure is remembered for `failureCacheSeconds` (30 s) per URL, and per host when no response
- * came back, so 300 junk requests naming one unreachable document cost one fetch. Such a failure
+ * Outbound fetches are bounded (`fetch-bounds.ts`) so that inbound junk cannot turn the server into
+ * a relay (ABU-04): a failure is remembered for `failureCacheSeconds` (30 s) per URL, and per host
+ * when no response came back, so 300 junk requests naming one unreachable document cost one fetch. Such a failure
  * is never a cached *document* (§4.4, CIMD-09): it expires quickly, and a fixed document works once
  * it has (ATK-41). Documents that were valid before skip the host's budget and failures, so a
  * stranger's junk naming other URLs of a host cannot keep that host's real clients out.
@@ -17,19 +17,14 @@
  * @module
  */
 import { type Clock, type Logger, nowSeconds, silentLogger } from '../core/context.js';
-import { OAuthError } from '../core/errors.js';
 import type { ClientIdMetadataDocumentOptions } from '../options.js';
-import { WindowTable } from '../rate-limit/window-table.js';
 import type { ClientResolver } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from './cache.js';
 import { type ClientIdUrl, checkClientIdUrl } from './client-id.js';
 import { validateMetadataDocument } from './document.js';
-import {
-  ClientMetadataDocumentError,
-  type ClientMetadataDocumentProblem,
-  isClientMetadataDocumentError,
-} from './errors.js';
+import { ClientMetadataDocumentError, isClientMetadataDocumentError } from './errors.js';
+import { type AdmittedFetch, createFetchBounds } from './fetch-bounds.js';
 import type { MetadataFetcher, MetadataFetchResponse } from './fetcher.js';
 import { createNodeMetadataFetcher, parseAllowedAddresses } from './node-fetcher.js';
 
@@ -66,30 +61,6 @@ export const CIMD_DEFAULTS = Object.freeze({
   hostFetchesPerMinute: 30,
   failureCacheSeconds: 30,
 });
-
-/** Hosts, failures and known-good documents remembered at most, each (least recently used first out). */
-const MAX_TRACKED = 10_000;
-/** How long a document that was valid once keeps its exemption from host budgets and failures. */
-const KNOWN_GOOD_MS = 24 * 3600 * 1000;
-/** Problems where no response came back: the host, not the document, failed. */
-const HOST_PROBLEMS: ReadonlySet<ClientMetadataDocumentProblem> = new Set([
-  'fetch_failed',
-  'timeout',
-  'forbidden_address',
-]);
-
-/** A remembered failure: answered from memory until it expires. */
-interface Failure {
-  readonly problem: ClientMetadataDocumentProblem;
-  readonly reason: string;
-}
-
-function busy(description: string, retryAfterSeconds: number): OAuthError {
-  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new OAuthError('temporarily_unavailable', `${description}; try again in ${seconds} seconds`, {
-    headers: { 'retry-after': String(seconds) },
-  });
-}
 
 const URL_SHAPED = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const JSON_MEDIA_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json$/;
@@ -182,17 +153,15 @@ export function createClientIdMetadataResolver(
       ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
       ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
     });
-  const maxConcurrent = options.maxConcurrentFetches ?? CIMD_DEFAULTS.maxConcurrentFetches;
-  const hostFetchesPerMinute = options.hostFetchesPerMinute ?? CIMD_DEFAULTS.hostFetchesPerMinute;
-  const failureMs = (options.failureCacheSeconds ?? CIMD_DEFAULTS.failureCacheSeconds) * 1000;
   const cache = new ExpiringLruCache<ClientRecord>(maxEntries);
   // One fetch per client_id at a time: a burst of authorizations for one client costs one request.
   const inflight = new Map<string, Promise<ClientRecord>>();
-  const failedUrls = new ExpiringLruCache<Failure>(MAX_TRACKED);
-  const failedHosts = new ExpiringLruCache<Failure>(MAX_TRACKED);
-  const knownGood = new ExpiringLruCache<true>(MAX_TRACKED);
-  const hostBudget = new WindowTable(MAX_TRACKED);
-  let fetching = 0;
+  const fetchBounds = createFetchBounds({
+    maxConcurrent: options.maxConcurrentFetches ?? CIMD_DEFAULTS.maxConcurrentFetches,
+    perHostPerMinute: options.hostFetchesPerMinute ?? CIMD_DEFAULTS.hostFetchesPerMinute,
+    failureMs: (options.failureCacheSeconds ?? CIMD_DEFAULTS.failureCacheSeconds) * 1000,
+    busySeconds: timeoutMs / 1000,
+  });
 
   function refused(error: ClientMetadataDocumentError, host: string | undefined): void {
     // A host that resolves to a special-use address may be someone probing the network.
@@ -204,32 +173,7 @@ export function createClientIdMetadataResolver(
     });
   }
 
-  function remember(target: ClientIdUrl, error: ClientMetadataDocumentError): void {
-    if (failureMs <= 0) return;
-    const failure: Failure = { problem: error.problem, reason: error.reason };
-    const until = clock() + failureMs;
-    failedUrls.set(target.clientId, failure, until);
-    if (HOST_PROBLEMS.has(error.problem)) failedHosts.set(target.host, failure, until);
-  }
-
-  /** Counts the fetch against the global cap and the host's budget, or refuses it (503). */
-  function admit(target: ClientIdUrl, trusted: boolean, now: number): void {
-    if (fetching >= maxConcurrent) {
-      throw busy('too many client metadata documents are being fetched', timeoutMs / 1000);
-    }
-    if (!trusted) {
-      const window = hostBudget.count(target.host, hostFetchesPerMinute, 60_000, now);
-      if (window !== undefined && window.count > hostFetchesPerMinute) {
-        throw busy(
-          `too many client metadata documents were fetched from ${target.host}`,
-          (window.start + window.durationMs - now) / 1000,
-        );
-      }
-    }
-  }
-
-  async function load(target: ClientIdUrl): Promise<ClientRecord> {
-    fetching++;
+  async function load(target: ClientIdUrl, admitted: AdmittedFetch): Promise<ClientRecord> {
     try {
       let response: MetadataFetchResponse;
       try {
@@ -246,18 +190,15 @@ export function createClientIdMetadataResolver(
         createdAt: nowSeconds(clock),
       };
       const now = clock();
-      knownGood.set(target.clientId, true, now + KNOWN_GOOD_MS);
+      admitted.succeeded(now);
       const ttl = cacheLifetimeSeconds(response.cacheControl, bounds);
       if (ttl > 0 && maxEntries > 0) cache.set(target.clientId, record, now + ttl * 1000);
       return record;
     } catch (error) {
-      if (isClientMetadataDocumentError(error)) {
-        refused(error, target.host);
-        remember(target, error);
-      }
+      const refusal = isClientMetadataDocumentError(error) ? error : undefined;
+      if (refusal !== undefined) refused(refusal, target.host);
+      admitted.failed(refusal, clock());
       throw error;
-    } finally {
-      fetching--;
     }
   }
 
@@ -276,15 +217,10 @@ export function createClientIdMetadataResolver(
       if (isClientMetadataDocumentError(error)) refused(error, undefined);
       throw error;
     }
-    // Recent failures are answered from memory, without a fetch and without a log line.
-    const trusted = knownGood.get(clientId, now) !== undefined;
-    const failure =
-      failedUrls.get(clientId, now) ?? (trusted ? undefined : failedHosts.get(target.host, now));
-    if (failure !== undefined) throw new ClientMetadataDocumentError(failure.problem, failure.reason);
-    admit(target, trusted, now);
-    const started = load(target);
+    // A recent failure is answered from memory (no fetch, no log line); a fetch past the bounds is a 503.
+    const started = load(target, fetchBounds.admit(target, now));
     inflight.set(clientId, started);
-    // Forget the request once settled: a failure is remembered only by `failedUrls`, briefly.
+    // Forget the request once settled: a failure is remembered only by the bounds, briefly.
     const forget = () => {
       if (inflight.get(clientId) === started) inflight.delete(clientId);
     };
