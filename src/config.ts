@@ -88,6 +88,8 @@ export interface ServerConfig {
     readonly enabled: boolean;
     readonly callers: readonly ResolvedIntrospectionCaller[];
   };
+  /** Token audiences UserInfo accepts: the issuer, then `userinfo.audiences`. */
+  readonly userinfoAudiences: readonly string[];
   readonly consent: { readonly render: ConsentOptions['render']; readonly remember: boolean };
   readonly cimdEnabled: boolean;
   readonly rateLimiter: RateLimiter | undefined;
@@ -229,6 +231,12 @@ export async function resolveConfig(input: AuthorizationServerOptions): Promise<
     });
   }
 
+  for (const audience of options.userinfo?.audiences ?? []) {
+    if (audience !== issuer && !resources.some((r) => r.resource === audience)) {
+      throw new TypeError(`options.userinfo.audiences: ${audience} is not one of options.resources`);
+    }
+  }
+
   const logger = options.logger ?? silentLogger;
   if (issuer.startsWith('http://')) {
     logger.warn('the issuer uses http: acceptable on loopback for development, never in production', {
@@ -268,6 +276,7 @@ export async function resolveConfig(input: AuthorizationServerOptions): Promise<
       refreshIntervalSeconds: options.keys?.refreshIntervalSeconds ?? 60,
     },
     introspection: { enabled: options.introspection?.enabled ?? true, callers },
+    userinfoAudiences: [issuer, ...(options.userinfo?.audiences ?? [])],
     consent: { render: options.consent?.render, remember: options.consent?.remember ?? true },
     cimdEnabled: options.clientIdMetadataDocuments?.enabled ?? false,
     rateLimiter: options.rateLimiter,

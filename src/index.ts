@@ -45,9 +45,11 @@ export type {
   StaticClientOptions,
   TokenOptions,
   UserClaims,
+  UserinfoOptions,
 } from './options.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
 export { InvalidOptionsError } from './options-schema.js';
+export { normalizeDisplayName } from './protocol/client-metadata.js';
 export type {
   GuardRequest,
   GuardRequirement,

@@ -179,6 +179,10 @@ const optionsSchema = z.strictObject({
     })
     .partial()
     .optional(),
+  userinfo: z
+    .strictObject({ audiences: z.array(z.string()) })
+    .partial()
+    .optional(),
   introspection: z
     .object({
       enabled: z.boolean(),
@@ -210,6 +214,9 @@ const optionsSchema = z.strictObject({
         .min(512)
         .max(1024 * 1024),
       maxRedirectUris: z.number().int().min(1).max(100),
+      maxConcurrentFetches: z.number().int().min(1).max(1000),
+      hostFetchesPerMinute: z.number().int().min(1).max(100_000),
+      failureCacheSeconds: z.number().int().min(0).max(3600),
       cache: z
         .strictObject({
           defaultTtlSeconds: seconds,

@@ -402,6 +402,33 @@ export interface IntrospectionCaller {
 }
 
 /**
+ * The UserInfo endpoint (OIDC Core §5.3).
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * // The MCP server is the only resource, and clients that sign users in call UserInfo with its tokens.
+ * createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   resources: [{ resource: 'https://auth.example.com/mcp' }],
+ *   userinfo: { audiences: ['https://auth.example.com/mcp'] },
+ * });
+ * ```
+ * @see OIDC Core §5.3; RFC 8707 §2; RFC 9700 §4.10 (audience restriction)
+ * @group Configuration
+ */
+export interface UserinfoOptions {
+  /**
+   * Resources (from `resources`) whose access tokens UserInfo accepts besides tokens for the issuer
+   * itself. Default: none, so a token issued only for another resource server, which could
+   * replay it, gets `401 invalid_token`. Add a resource only if its server is yours.
+   */
+  audiences?: readonly string[];
+}
+
+/**
  * Token introspection (RFC 7662).
  *
  * @example
@@ -550,6 +577,23 @@ export interface ClientIdMetadataDocumentOptions {
   /** Cache bounds. */
   cache?: ClientIdMetadataDocumentCacheOptions;
   /**
+   * Most documents fetched at once; beyond it a request that needs a fetch gets `503
+   * temporarily_unavailable` with `Retry-After`. Default 10.
+   */
+  maxConcurrentFetches?: number;
+  /**
+   * Most fetches per host name (any port) and minute; beyond it, `503 temporarily_unavailable`.
+   * Documents that were valid before are not counted, so junk naming other URLs of a host cannot
+   * keep its real clients out. Default 30.
+   */
+  hostFetchesPerMinute?: number;
+  /**
+   * How long a failed fetch is remembered (its error answered without fetching), per URL and, when
+   * no response came back, per host; 0 remembers nothing. A remembered failure is not a cached
+   * document: a fixed document is fetched once it expires. Default 30 s.
+   */
+  failureCacheSeconds?: number;
+  /**
    * When set, only documents on these hosts are accepted: exact host names, or `*.example.com` for
    * any name below `example.com`. Default: any host with a public address.
    */
@@ -658,6 +702,8 @@ export interface AuthorizationServerOptions {
   keys?: KeyOptions;
   /** Token introspection. */
   introspection?: IntrospectionOptions;
+  /** The UserInfo endpoint: which token audiences it accepts. */
+  userinfo?: UserinfoOptions;
   /** Consent page and memory. */
   consent?: ConsentOptions;
   /** Client ID Metadata Documents. */

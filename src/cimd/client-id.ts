@@ -89,9 +89,12 @@ export function checkClientIdUrl(
   if (url.hostKind !== 'name') {
     const refusal = addressRefusal(url.host, allowedAddresses);
     if (refusal !== undefined) {
+      // Read from the string alone, so saying why reveals nothing about the network.
       throw new ClientMetadataDocumentError(
         'forbidden_address',
         `the client_id host is a ${refusal} address`,
+        undefined,
+        true,
       );
     }
   }

@@ -17,8 +17,9 @@
  * @module
  */
 import { z } from 'zod';
-import { OAuthError } from '../core/errors.js';
-import { clientMetadataFields, displayText, grantTypesProblem } from '../protocol/client-metadata.js';
+import { isOAuthError, OAuthError } from '../core/errors.js';
+import { refuseHostileJson } from '../core/params.js';
+import { clientMetadataFields, displayName, grantTypesProblem } from '../protocol/client-metadata.js';
 import { checkRegisteredRedirectUri, isLoopbackRedirect } from '../protocol/redirect-uri.js';
 import { parseScope } from '../protocol/scope.js';
 import type { ClientMetadata } from '../storage/types.js';
@@ -27,7 +28,7 @@ import { ClientMetadataDocumentError } from './errors.js';
 const documentSchema = z.object({
   ...clientMetadataFields,
   redirect_uris: clientMetadataFields.redirect_uris.min(1, 'must not be empty'),
-  client_name: displayText(200),
+  client_name: displayName(200),
   application_type: z.enum(['native', 'web'], "must be 'native' or 'web'").optional(),
 });
 
@@ -74,6 +75,13 @@ export function validateMetadataDocument(
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('the document is not a JSON object');
+  }
+  try {
+    refuseHostileJson(value, 'invalid_client_metadata');
+  } catch (error) {
+    throw isOAuthError(error)
+      ? invalid(error.description ?? 'the document holds a forbidden character')
+      : error;
   }
   const doc = value as Record<string, unknown>;
 

@@ -1,8 +1,14 @@
 /**
  * The error a Client ID Metadata Document client fails with: an {@link OAuthError} (`invalid_client`,
  * 400) whose description reads "the client's metadata document could not be used: <reason>", plus a
- * stable {@link ClientMetadataDocumentProblem} for code and a `reason` for the error page.
- * @see draft-ietf-oauth-client-id-metadata-document-01 §4.3
+ * stable {@link ClientMetadataDocumentProblem} for code and a `reason` for logs.
+ *
+ * What the caller learns is limited to what it could learn without this server: when no response
+ * came back (`fetch_failed`, `timeout`, `forbidden_address` after resolving), the description says
+ * only "the document could not be fetched", so that client ids cannot be used to map which ports
+ * answer or which host names resolve from where the server stands. The detailed `reason` goes to
+ * the log. Problems with a response a public host sent (status, size, content) are described.
+ * @see draft-ietf-oauth-client-id-metadata-document-01 §4.3, §6.5
  * @module
  */
 import { OAuthError } from '../core/errors.js';
@@ -17,6 +23,9 @@ import { OAuthError } from '../core/errors.js';
  * - `bad_status`: an HTTP status other than 200, redirects included (§4);
  * - `too_large`: the body exceeds the size cap (§6.6);
  * - `invalid_document`: not JSON, not an object, or metadata that breaks §4.1 or this server's rules.
+ *
+ * The description of `fetch_failed`, `timeout` and `forbidden_address` (from resolving a name) is
+ * the same generic text; see {@link ClientMetadataDocumentError.reason} for the detail.
  *
  * @example
  * ```ts
@@ -38,10 +47,22 @@ export type ClientMetadataDocumentProblem =
   | 'too_large'
   | 'invalid_document';
 
+/** Problems where no response came back: their detail would map the server's network for strangers. */
+const UNDISCLOSED: ReadonlySet<ClientMetadataDocumentProblem> = new Set([
+  'fetch_failed',
+  'timeout',
+  'forbidden_address',
+]);
+
+/** The description clients get for a problem whose detail stays in the log. */
+export const UNDISCLOSED_REASON = 'the document could not be fetched';
+
 /**
  * A metadata document client could not be used. It is an {@link OAuthError} (`invalid_client`, 400),
  * so the token endpoint answers it as any unknown client; the authorization endpoint shows its
- * description on its 400 page, never redirecting.
+ * description on its 400 page, never redirecting. For `fetch_failed`, `timeout` and
+ * `forbidden_address` the description is generic ("the document could not be fetched") unless
+ * `disclose` is set (a refusal read from the client_id string alone, such as an IP literal).
  *
  * @example
  * ```ts
@@ -60,18 +81,24 @@ export type ClientMetadataDocumentProblem =
 export class ClientMetadataDocumentError extends OAuthError {
   /** The stable code of the failure. */
   readonly problem: ClientMetadataDocumentProblem;
-  /** What went wrong, in words for the error page (never a secret; never the document body). */
+  /**
+   * What went wrong, in words for logs (never a secret; never the document body). The description
+   * sent to the client repeats it, except where it would reveal network detail (see the class).
+   */
   readonly reason: string;
 
   /**
    * @param problem - the stable code
-   * @param reason - the words shown after "the client's metadata document could not be used: "
+   * @param reason - what went wrong, for logs and, where harmless, the description
    * @param cause - the underlying error, for logs only
+   * @param disclose - describe a `fetch_failed`/`timeout`/`forbidden_address` in full anyway
+   * (only for what the client_id string alone shows)
    */
-  constructor(problem: ClientMetadataDocumentProblem, reason: string, cause?: unknown) {
+  constructor(problem: ClientMetadataDocumentProblem, reason: string, cause?: unknown, disclose = false) {
+    const shown = disclose || !UNDISCLOSED.has(problem) ? reason : UNDISCLOSED_REASON;
     super(
       'invalid_client',
-      `the client's metadata document could not be used: ${reason}`,
+      `the client's metadata document could not be used: ${shown}`,
       cause === undefined ? {} : { cause },
     );
     this.problem = problem;

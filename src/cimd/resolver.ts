@@ -2,11 +2,17 @@
  * Client ID Metadata Documents: resolves an `https` client_id into a public client by fetching and
  * validating the document it names, and caches valid documents within bounds.
  *
- * Steps for each client_id: check the URL (§3, raw string) → cache → fetch (one request per
- * client_id at a time, however many callers wait) → status 200 only (§4) → size → media type →
- * validate (§4.1) → cache per `Cache-Control` (§4.4). Every failure is a
- * {@link ClientMetadataDocumentError}, and failures are never cached: a fixed document works on
- * the next try.
+ * Steps for each client_id: cache → join a fetch already running for it → check the URL (§3, raw
+ * string) → recent failure of this URL, or of its host, answered from memory → admission (a global
+ * cap on concurrent fetches, a budget of fetches per host and minute) → fetch → status 200 only
+ * (§4) → size → media type → validate (§4.1) → cache per `Cache-Control` (§4.4).
+ *
+ * Outbound fetches are bounded (`fetch-bounds.ts`) so that inbound junk cannot turn the server into
+ * a relay (ABU-04): a failure is remembered for `failureCacheSeconds` (30 s) per URL, and per host
+ * when no response came back, so 300 junk requests naming one unreachable document cost one fetch. Such a failure
+ * is never a cached *document* (§4.4, CIMD-09): it expires quickly, and a fixed document works once
+ * it has (ATK-41). Documents that were valid before skip the host's budget and failures, so a
+ * stranger's junk naming other URLs of a host cannot keep that host's real clients out.
  * @see draft-ietf-oauth-client-id-metadata-document-01
  * @module
  */
@@ -18,6 +24,7 @@ import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from
 import { type ClientIdUrl, checkClientIdUrl } from './client-id.js';
 import { validateMetadataDocument } from './document.js';
 import { ClientMetadataDocumentError, isClientMetadataDocumentError } from './errors.js';
+import { type AdmittedFetch, createFetchBounds } from './fetch-bounds.js';
 import type { MetadataFetcher, MetadataFetchResponse } from './fetcher.js';
 import { createNodeMetadataFetcher, parseAllowedAddresses } from './node-fetcher.js';
 
@@ -50,6 +57,9 @@ export const CIMD_DEFAULTS = Object.freeze({
   minTtlSeconds: 60,
   maxTtlSeconds: 3600,
   maxEntries: 1000,
+  maxConcurrentFetches: 10,
+  hostFetchesPerMinute: 30,
+  failureCacheSeconds: 30,
 });
 
 const URL_SHAPED = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
@@ -146,38 +156,57 @@ export function createClientIdMetadataResolver(
   const cache = new ExpiringLruCache<ClientRecord>(maxEntries);
   // One fetch per client_id at a time: a burst of authorizations for one client costs one request.
   const inflight = new Map<string, Promise<ClientRecord>>();
+  const fetchBounds = createFetchBounds({
+    maxConcurrent: options.maxConcurrentFetches ?? CIMD_DEFAULTS.maxConcurrentFetches,
+    perHostPerMinute: options.hostFetchesPerMinute ?? CIMD_DEFAULTS.hostFetchesPerMinute,
+    failureMs: (options.failureCacheSeconds ?? CIMD_DEFAULTS.failureCacheSeconds) * 1000,
+    busySeconds: timeoutMs / 1000,
+  });
 
-  async function load(target: ClientIdUrl): Promise<ClientRecord> {
-    let response: MetadataFetchResponse;
-    try {
-      response = await fetcher({ target, maxBytes, timeoutMs });
-    } catch (error) {
-      if (isClientMetadataDocumentError(error)) throw error;
-      throw new ClientMetadataDocumentError('fetch_failed', 'the document could not be fetched', error);
-    }
-    const metadata = readDocument(target.clientId, response, maxBytes, maxRedirectUris);
-    const record: ClientRecord = {
-      clientId: target.clientId,
-      metadata,
-      origin: 'metadata_document',
-      createdAt: nowSeconds(clock),
-    };
-    const ttl = cacheLifetimeSeconds(response.cacheControl, bounds);
-    if (ttl > 0 && maxEntries > 0) cache.set(target.clientId, record, clock() + ttl * 1000);
-    return record;
+  function refused(error: ClientMetadataDocumentError, host: string | undefined): void {
+    // A host that resolves to a special-use address may be someone probing the network.
+    const level = error.problem === 'forbidden_address' ? 'warn' : 'info';
+    logger[level]('client metadata document refused', {
+      problem: error.problem,
+      reason: error.reason,
+      ...(host === undefined ? {} : { host }),
+    });
   }
 
-  function logged(error: unknown): never {
-    if (isClientMetadataDocumentError(error)) {
-      logger.info('client metadata document refused', { problem: error.problem, reason: error.reason });
+  async function load(target: ClientIdUrl, admitted: AdmittedFetch): Promise<ClientRecord> {
+    try {
+      let response: MetadataFetchResponse;
+      try {
+        response = await fetcher({ target, maxBytes, timeoutMs });
+      } catch (error) {
+        if (isClientMetadataDocumentError(error)) throw error;
+        throw new ClientMetadataDocumentError('fetch_failed', 'the document could not be fetched', error);
+      }
+      const metadata = readDocument(target.clientId, response, maxBytes, maxRedirectUris);
+      const record: ClientRecord = {
+        clientId: target.clientId,
+        metadata,
+        origin: 'metadata_document',
+        createdAt: nowSeconds(clock),
+      };
+      const now = clock();
+      admitted.succeeded(now);
+      const ttl = cacheLifetimeSeconds(response.cacheControl, bounds);
+      if (ttl > 0 && maxEntries > 0) cache.set(target.clientId, record, now + ttl * 1000);
+      return record;
+    } catch (error) {
+      const refusal = isClientMetadataDocumentError(error) ? error : undefined;
+      if (refusal !== undefined) refused(refusal, target.host);
+      admitted.failed(refusal, clock());
+      throw error;
     }
-    throw error;
   }
 
   return async (clientId) => {
     // Ids that are not URLs (generated ones) are not ours; other URL schemes are refused with a reason.
     if (!URL_SHAPED.test(clientId)) return null;
-    const cached = cache.get(clientId, clock());
+    const now = clock();
+    const cached = cache.get(clientId, now);
     if (cached !== undefined) return cached;
     const running = inflight.get(clientId);
     if (running !== undefined) return running;
@@ -185,11 +214,13 @@ export function createClientIdMetadataResolver(
     try {
       target = checkClientIdUrl(clientId, options.allowedHosts, allowedAddresses);
     } catch (error) {
-      logged(error);
+      if (isClientMetadataDocumentError(error)) refused(error, undefined);
+      throw error;
     }
-    const started = load(target).catch(logged);
+    // A recent failure is answered from memory (no fetch, no log line); a fetch past the bounds is a 503.
+    const started = load(target, fetchBounds.admit(target, now));
     inflight.set(clientId, started);
-    // Forget the request once settled, so a failure is never served again (§4.4).
+    // Forget the request once settled: a failure is remembered only by the bounds, briefly.
     const forget = () => {
       if (inflight.get(clientId) === started) inflight.delete(clientId);
     };

@@ -1,7 +1,15 @@
 /**
  * Strict parsing of query strings, form bodies and JSON bodies. Every malformed input becomes an
  * {@link OAuthError}; nothing here throws anything else.
+ *
+ * Hostile characters are refused here, at the edge, before any string reaches storage, a log or a
+ * page (ABU-05): NUL (which PostgreSQL cannot store in text), unpaired surrogates (which no UTF-8
+ * can carry, so a database or a JSON encoder would fail or silently replace them) and Unicode
+ * non-characters (U+FDD0..U+FDEF and U+xxFFFE/U+xxFFFF in every plane, "never to be interchanged").
+ * Bytes that are not UTF-8 are refused when the body is decoded. Other control and format
+ * characters are the concern of each field (display names strip them, identifiers refuse them).
  * @see RFC 6749 §3.1, §3.2 (parameters sent without a value are treated as omitted; no repeats)
+ * @see Unicode §23.7 (non-characters); RFC 3629 §3 (surrogates are not UTF-8)
  * @module
  */
 import { OAuthError, type OAuthErrorCode } from './errors.js';
@@ -9,6 +17,45 @@ import { mediaType, type OAuthRequest } from './http.js';
 
 const MAX_PARAMS = 128;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** An unpaired surrogate (`u` mode sees one as a code point of category Cs) or a non-character. */
+const UNPAIRED_OR_NONCHARACTER = /[\p{Cs}\p{Noncharacter_Code_Point}]/u;
+
+/**
+ * A hostile character of `text` as `U+XXXX` (NUL first, else the first unpaired surrogate or
+ * non-character), or `undefined` when there is none.
+ *
+ * @param text - any string from a request
+ * @returns the code point in `U+` notation, or `undefined`
+ * @see Unicode §23.7 (non-characters); RFC 3629 §3
+ * @example
+ * ```ts
+ * hostileCharacter('a\u0000b'); // 'U+0000'
+ * hostileCharacter('caf\u00e9'); // undefined
+ * ```
+ */
+export function hostileCharacter(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'U+0000';
+  const match = UNPAIRED_OR_NONCHARACTER.exec(text);
+  if (match === null) return undefined;
+  return `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** The words after "contains U+XXXX": why such a character is never accepted. */
+const HOSTILE_REASON =
+  'which is not accepted (NUL, unpaired surrogates and Unicode non-characters never are)';
+
+/**
+ * Throws `code` (400) when `value` contains a hostile character, naming `what` and the character.
+ *
+ * @param value - the string to check
+ * @param what - what it is, for the description (e.g. "the 'state' parameter")
+ * @param code - the error code (`invalid_request`, or `invalid_client_metadata` at registration)
+ * @throws OAuthError `code` with 400
+ */
+export function refuseHostile(value: string, what: string, code: OAuthErrorCode = 'invalid_request'): void {
+  const found = hostileCharacter(value);
+  if (found !== undefined) throw new OAuthError(code, `${what} contains ${found}, ${HOSTILE_REASON}`);
+}
 
 function decodeComponent(raw: string): string {
   if (raw.indexOf('%') === -1 && raw.indexOf('+') === -1) return raw;
@@ -45,6 +92,8 @@ export class Params {
         const hasValue = eq !== -1 && eq < end;
         const name = decodeComponent(raw.slice(start, hasValue ? eq : end));
         const value = hasValue ? decodeComponent(raw.slice(eq + 1, end)) : '';
+        refuseHostile(name, 'a parameter name');
+        refuseHostile(value, `the '${name.length > 40 ? `${name.slice(0, 40)}...` : name}' parameter`);
         const list = values[name];
         if (list === undefined) values[name] = [value];
         else list.push(value);
@@ -140,8 +189,33 @@ export function parseQuery(request: OAuthRequest): Params {
 }
 
 /**
- * Parses a JSON object body. Wrong media type, invalid UTF-8, invalid JSON and non-object values all
- * become `code` (for registration, `invalid_client_metadata`) with 400.
+ * Refuses a parsed JSON value holding a hostile character in any string, member names included,
+ * however deep (iteratively: a deeply nested body cannot exhaust the stack).
+ *
+ * @param value - a value from `JSON.parse`
+ * @param code - the error code
+ * @throws OAuthError `code` naming the top-level member and the character
+ */
+export function refuseHostileJson(value: unknown, code: OAuthErrorCode): void {
+  const pending: [unknown, string][] = [[value, 'the body']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, where] = next;
+    if (typeof item === 'string') refuseHostile(item, where, code);
+    else if (Array.isArray(item)) for (const element of item) pending.push([element, where]);
+    else if (typeof item === 'object' && item !== null) {
+      for (const [key, member] of Object.entries(item)) {
+        const name = where === 'the body' ? `the member '${key.slice(0, 40)}'` : where;
+        refuseHostile(key, where === 'the body' ? 'a member name' : `a member name in ${where}`, code);
+        pending.push([member, name]);
+      }
+    }
+  }
+}
+
+/**
+ * Parses a JSON object body. Wrong media type, invalid UTF-8, invalid JSON, non-object values and
+ * hostile characters in any string all become `code` (for registration, `invalid_client_metadata`)
+ * with 400.
  */
 export function parseJsonObject(request: OAuthRequest, code: OAuthErrorCode): Record<string, unknown> {
   const type = mediaType(request);
@@ -158,5 +232,6 @@ export function parseJsonObject(request: OAuthRequest, code: OAuthErrorCode): Re
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new OAuthError(code, 'the body must be a JSON object');
   }
+  refuseHostileJson(value, code);
   return value as Record<string, unknown>;
 }

@@ -6,13 +6,15 @@
 import { OAuthError } from './errors.js';
 
 /**
- * The places the server consults the limiter, each with its own key (an IP or a client id).
+ * The places the server consults the limiter, each with its keys. No key is a public identifier
+ * alone: a key is the caller's address, an identity proven with a secret, or both, so a stranger's
+ * traffic only ever spends the stranger's own budget (docs/security.md, "Rate limiting").
  *
  * @example
  * ```ts
  * import type { RateLimitBucket } from 'portcullis';
  *
- * const perIp: RateLimitBucket[] = ['register', 'authorize', 'token', 'revoke'];
+ * const perAddress: RateLimitBucket[] = ['register', 'authorize', 'token', 'revoke', 'introspect', 'userinfo'];
  * ```
  * @see RFC 6749 §10.10; RFC 7591 §3; RFC 7662 §4
  * @group Rate Limiting
@@ -20,16 +22,27 @@ import { OAuthError } from './errors.js';
 export type RateLimitBucket =
   /** Dynamic registration, keyed by client IP. */
   | 'register'
-  /** Authorization requests, keyed by client IP. */
+  /** Authorization requests and consent decisions, keyed by client IP. */
   | 'authorize'
-  /** Token requests, keyed by client IP and, separately, by client id. */
+  /**
+   * Token requests, keyed by client IP (`ip:<address>`) and, for a client that proved its secret,
+   * by client id (`client:<id>`). A public client's id proves nothing, so it has no bucket of its
+   * own: junk requests naming it never spend its users' budget.
+   */
   | 'token'
-  /** Failed client authentications, keyed by client id (secret guessing). */
+  /**
+   * Failed client authentications of clients whose secret a person chose (configured `clients`
+   * and introspection `callers`), keyed by client and IP (`client:<id> ip:<address>`): a lockout
+   * only ever locks out the address that kept failing. Generated 256-bit secrets cannot be guessed,
+   * so dynamically registered clients are limited by the per-IP buckets only.
+   */
   | 'client_auth_failure'
-  /** Introspection requests, keyed by the authenticated caller. */
+  /** Introspection requests, keyed by client IP (`ip:<address>`) and by the authenticated caller (`caller:<id>`). */
   | 'introspect'
   /** Revocation requests, keyed by client IP. */
-  | 'revoke';
+  | 'revoke'
+  /** UserInfo requests, keyed by client IP. */
+  | 'userinfo';
 
 /**
  * A limiter's answer. A refusal becomes `429 too_many_requests` with `Retry-After` (the seconds
@@ -79,7 +92,7 @@ export interface RateLimiter {
    * Counts one request for `key` in `bucket` and says whether it may proceed.
    *
    * @param bucket - which endpoint or event is being limited
-   * @param key - the client IP or client id the bucket is keyed by
+   * @param key - the key of the bucket: an IP, a proven client id, or both (see {@link RateLimitBucket})
    * @returns `allowed: true`, or `allowed: false` with the seconds to wait (sent as `Retry-After`)
    */
   consume(bucket: RateLimitBucket, key: string): Promise<RateLimitDecision>;
@@ -91,7 +104,10 @@ export interface RateLimiter {
   check?(bucket: RateLimitBucket, key: string): Promise<RateLimitDecision>;
 }
 
-/** Consults the limiter and throws `too_many_requests` (429 + `Retry-After`) when the request is over the limit. */
+/**
+ * Consults the limiter and throws `too_many_requests` (429 + `Retry-After`) when the request is over
+ * the limit. Nothing is counted when there is no limiter or no key (an unknown address).
+ */
 export async function enforceRateLimit(
   limiter: RateLimiter | undefined,
   bucket: RateLimitBucket,
@@ -116,14 +132,15 @@ function throwIfRefused(decision: RateLimitDecision): void {
  *
  * @param limiter - the configured limiter, if any
  * @param bucket - the bucket, e.g. `client_auth_failure`
- * @param key - the key, e.g. the client id; nothing is checked when `undefined`
+ * @param key - the key, e.g. client and address; nothing is checked when `undefined`
  * @throws OAuthError `too_many_requests` (429) with `Retry-After`
  * @see RFC 6749 §10.10; OAuth 2.1 §7.7
  * @example
  * ```ts
- * await assertWithinRateLimit(limiter, 'client_auth_failure', clientId);
+ * const key = `client:${clientId} ip:${address}`;
+ * await assertWithinRateLimit(limiter, 'client_auth_failure', key);
  * if (!(await secretMatches())) {
- *   await enforceRateLimit(limiter, 'client_auth_failure', clientId);
+ *   await enforceRateLimit(limiter, 'client_auth_failure', key);
  *   throw new OAuthError('invalid_client', 'client authentication failed');
  * }
  * ```

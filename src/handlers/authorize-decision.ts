@@ -8,6 +8,7 @@ import { sha256, timingSafeEqual } from '../core/crypto.js';
 import { OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
+import { enforceRateLimit } from '../core/rate-limit.js';
 import { errorPageFor } from '../pages/html.js';
 import { errorRedirect, issueCode } from '../protocol/authorization-response.js';
 import { currentUser } from '../protocol/session.js';
@@ -44,6 +45,7 @@ export async function handleAuthorizeDecision(
   const page = (error: unknown) => errorPageFor(config.metadata.serviceName, error);
   try {
     if (request.method !== 'POST') throw methodNotAllowed(['POST']);
+    await enforceRateLimit(config.rateLimiter, 'authorize', config.clientIp(request));
     checkSameOrigin(ctx, request);
     const params = parseFormBody(request);
     const requestId = params.get('request_id');

@@ -15,8 +15,12 @@ import {
 } from '../core/http.js';
 import type { Params } from '../core/params.js';
 import { parseFormBody } from '../core/params.js';
-import { enforceRateLimit } from '../core/rate-limit.js';
-import { authenticateClient, presentedCredentials } from '../protocol/client-auth.js';
+import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
+import {
+  authenticateClient,
+  authenticationFailureKey,
+  presentedCredentials,
+} from '../protocol/client-auth.js';
 import type { ServerContext } from '../server-context.js';
 
 const INACTIVE = Object.freeze({ active: false });
@@ -45,10 +49,13 @@ async function authenticateCaller(
   const presented = presentedCredentials(ctx, request, params);
   const configured = ctx.config.introspection.callers.find((c) => c.clientId === presented.clientId);
   if (configured !== undefined) {
-    const hash = presented.secret === undefined ? '' : await sha256(presented.secret);
+    // A caller's secret is configured, so a person chose it: failures lock out, per address.
+    const lockoutKey = authenticationFailureKey(ctx, request, presented.clientId);
+    await assertWithinRateLimit(ctx.config.rateLimiter, 'client_auth_failure', lockoutKey);
+    const hash = await sha256(presented.secret ?? '');
     if (!timingSafeEqual(hash, configured.secretHash)) {
       ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
-      await enforceRateLimit(ctx.config.rateLimiter, 'client_auth_failure', presented.clientId);
+      await enforceRateLimit(ctx.config.rateLimiter, 'client_auth_failure', lockoutKey);
       throw unauthorized(ctx, 'client authentication failed');
     }
     return { kind: 'resource_server', clientId: configured.clientId, resources: configured.resources };
@@ -73,12 +80,14 @@ async function authenticateCaller(
 export async function handleIntrospect(ctx: ServerContext, request: OAuthRequest): Promise<OAuthResponse> {
   if (request.method !== 'POST') throw methodNotAllowed(['POST']);
   const { config } = ctx;
+  const ip = config.clientIp(request);
+  await enforceRateLimit(config.rateLimiter, 'introspect', ip === undefined ? undefined : `ip:${ip}`);
   const params = parseFormBody(request);
   const repeated = params.repeated();
   if (repeated.length > 0)
     throw new OAuthError('invalid_request', `the '${repeated[0]}' parameter was given more than once`);
   const caller = await authenticateCaller(ctx, request, params);
-  await enforceRateLimit(config.rateLimiter, 'introspect', caller.clientId);
+  await enforceRateLimit(config.rateLimiter, 'introspect', `caller:${caller.clientId}`);
   const token = params.get('token');
   if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
   if (token.length > 8192) return jsonResponse(200, INACTIVE, NO_STORE);

@@ -55,7 +55,11 @@ export async function handleToken(ctx: ServerContext, request: OAuthRequest): Pr
   }
 
   const client = await authenticateClient(ctx, request, params);
-  await enforceRateLimit(config.rateLimiter, 'token', `client:${client.clientId}`);
+  // Only a client that proved its secret has a budget of its own: a public client_id proves
+  // nothing, and junk requests naming it must not spend its users' budget (ABU-01).
+  if (client.metadata.token_endpoint_auth_method !== 'none') {
+    await enforceRateLimit(config.rateLimiter, 'token', `client:${client.clientId}`);
+  }
   if (!(client.metadata.grant_types as readonly string[]).includes(grantType)) {
     throw new OAuthError('unauthorized_client', `the client is not registered for the ${grantType} grant`);
   }

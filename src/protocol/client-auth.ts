@@ -1,13 +1,20 @@
 /**
  * Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3):
  * `none`, `client_secret_post`, and `client_secret_basic` where enabled. Secrets are compared as
- * SHA-256 digests in constant time; an unknown client and a wrong secret fail identically.
+ * SHA-256 digests in constant time; an unknown client and a wrong secret fail identically, after
+ * the same work (one storage read, one digest, one comparison), so neither the answer nor its
+ * timing tells whether a `client_id` exists.
+ *
+ * Failures lock out only where a person chose the secret (configured clients), and only the
+ * address that failed: `client_auth_failure` is keyed by client and address. Generated secrets
+ * carry 256 bits; guessing them is hopeless, and a lockout keyed by their public `client_id` would
+ * only let strangers lock their owners out (ABU-01).
  * @module
  */
 import { sha256, timingSafeEqual } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { type OAuthRequest, singleCredentialHeader } from '../core/http.js';
-import type { Params } from '../core/params.js';
+import { type Params, refuseHostile } from '../core/params.js';
 import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -70,6 +77,8 @@ export function presentedCredentials(
     // RFC 6749 §2.3.1: id and secret are form-urlencoded before base64.
     const clientId = formDecode(decoded.slice(0, colon));
     const secret = formDecode(decoded.slice(colon + 1));
+    refuseHostile(clientId, 'the client_id of the Basic credentials');
+    refuseHostile(secret, 'the client_secret of the Basic credentials');
     if (bodyId !== undefined && bodyId !== clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body differs from the Basic credentials');
     }
@@ -84,39 +93,59 @@ export function presentedCredentials(
 }
 
 /**
+ * The `client_auth_failure` key of `clientId` for this request's address: `client:<id> ip:<address>`,
+ * or `undefined` (nothing counted) when the address is unknown. A key of the client alone would let
+ * anyone lock its owner out.
+ *
+ * @param ctx - the server context (for `clientIp`)
+ * @param request - the request whose address is used
+ * @param clientId - the client (or introspection caller) presented
+ * @returns the key, or `undefined`
+ * @see RFC 6749 §10.10; OAuth 2.1 §7.7
+ */
+export function authenticationFailureKey(
+  ctx: ServerContext,
+  request: OAuthRequest,
+  clientId: string,
+): string | undefined {
+  const address = ctx.config.clientIp(request);
+  return address === undefined ? undefined : `client:${clientId} ip:${address}`;
+}
+
+/**
  * Authenticates the client of a request. Returns the client record, or throws `invalid_client`
  * (401 with `WWW-Authenticate: Basic` when Basic was used, 400 otherwise), or `too_many_requests`
- * once the client has failed too often.
+ * once this address has failed too often for a configured client (whose secret a person chose).
  */
 export async function authenticateClient(
   ctx: ServerContext,
   request: OAuthRequest,
   params: Params,
 ): Promise<ClientRecord> {
+  const { config } = ctx;
   const presented = presentedCredentials(ctx, request, params);
-  const fail = async (known: boolean): Promise<never> => {
+  // Only configured secrets can be weak; a generated one is 256 bits (see the module comment).
+  const humanChosen = config.staticClients.get(presented.clientId)?.secretHash !== undefined;
+  const lockoutKey = humanChosen ? authenticationFailureKey(ctx, request, presented.clientId) : undefined;
+  const fail = async (): Promise<never> => {
     ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
-    // Only known clients are counted: random ids would otherwise crowd real clients out of the limiter.
-    if (known) await enforceRateLimit(ctx.config.rateLimiter, 'client_auth_failure', presented.clientId);
+    await enforceRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
     const description = 'client authentication failed';
     throw presented.method === 'client_secret_basic'
       ? basicRealmError(ctx, description)
       : new OAuthError('invalid_client', description);
   };
   if (presented.secret !== undefined) {
-    // A client that keeps failing stays blocked even if a later guess is right.
-    await assertWithinRateLimit(ctx.config.rateLimiter, 'client_auth_failure', presented.clientId);
+    // An address that keeps failing stays refused even if a later guess is right (no oracle).
+    await assertWithinRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
   }
   const client = await ctx.getClient(presented.clientId);
-  const expectedHash = client?.secretHash ?? NO_SECRET_HASH;
-  const presentedHash = presented.secret === undefined ? '' : await sha256(presented.secret);
-  if (client === null) return fail(false);
+  // The same work whatever the client: one digest, one constant-time comparison of equal lengths.
+  const presentedHash = await sha256(presented.secret ?? '');
+  const secretMatches = timingSafeEqual(presentedHash, client?.secretHash ?? NO_SECRET_HASH);
+  if (client === null) return fail();
   const registered = client.metadata.token_endpoint_auth_method;
-  if (registered === 'none') {
-    if (presented.method !== 'none') return fail(true);
-    return client;
-  }
-  if (presented.method !== registered) return fail(true);
-  if (!timingSafeEqual(presentedHash, expectedHash)) return fail(true);
+  if (registered === 'none') return presented.method === 'none' ? client : fail();
+  if (presented.method !== registered || !secretMatches) return fail();
   return client;
 }

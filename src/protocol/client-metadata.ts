@@ -1,8 +1,18 @@
 /**
  * Field rules for self-asserted client metadata, shared by dynamic registration (RFC 7591) and
  * Client ID Metadata Documents. Display text and URLs are stored raw and escaped wherever shown;
- * these rules only cap their size and refuse what no honest client sends.
- * @see RFC 7591 §2, §5 (self-asserted metadata); OAuth 2.1 §7.11
+ * these rules cap their size and keep out what would lie on screen. Per field:
+ * - `client_name` (shown to users on the consent page): normalised to NFC, bidi controls,
+ *   zero-width and other format characters and control characters removed, blanks folded into
+ *   single spaces, trimmed; refused when nothing visible is left. Stripping rather than refusing
+ *   keeps honest names working (an emoji joined with U+200D, a right-to-left mark in an Arabic or
+ *   Hebrew name) while no name can reorder or hide text; the registration response echoes the
+ *   effective name (RFC 7591 §3.2.1 lets the server replace a value).
+ * - `software_id`, `software_version`, `contacts` (identifiers and addresses, not prose): control
+ *   and format characters refused, as no honest value has one.
+ * - URLs: the raw-string https grammar of `protocol/url.ts`, ASCII only.
+ * NUL, unpaired surrogates and non-characters never get this far: the JSON parser refuses them.
+ * @see RFC 7591 §2, §3.2.1, §5 (self-asserted metadata); OAuth 2.1 §7.11
  * @module
  */
 import { z } from 'zod';
@@ -12,8 +22,8 @@ import { MAX_URL_LENGTH, parseHttpsUrl } from './url.js';
 const DISPLAY_TEXT = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]*$/u;
 
 /**
- * A zod schema for display text (`client_name`, `contacts`, ...): at most `max` characters, no
- * control, format or line/paragraph separator characters.
+ * A zod schema for identifier-like text (`software_id`, `software_version`, `contacts`): at most
+ * `max` characters, no control, format or line/paragraph separator characters (refused, not stripped).
  *
  * @param max - the length cap
  * @returns the schema
@@ -28,6 +38,58 @@ export const displayText = (max: number) =>
     .string()
     .max(max, `must be at most ${max} characters`)
     .regex(DISPLAY_TEXT, 'must not contain control or formatting characters');
+
+// Control (Cc), format (Cf: bidi embeddings, overrides and isolates U+202A..202E, U+2066..2069,
+// marks U+200E/200F/061C, zero-width U+200B..200D, U+2060, U+FEFF, soft hyphen, tags) and
+// line/paragraph separators; blanks (Zs) fold into one space.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu;
+const BLANKS = /\p{Zs}+/gu;
+
+/**
+ * A display name as users should see it: NFC, without control, bidi, zero-width or other format
+ * characters (a control or separator between words becomes a space), blanks folded into single
+ * spaces, trimmed. The library applies it to `client_name`; hosts can apply it to names they show
+ * or release as claims.
+ *
+ * @param text - a name as a client or user supplied it
+ * @returns the name as shown; empty when nothing visible was in it
+ * @see RFC 7591 §5; Unicode UAX #9 (bidi controls), UAX #15 (NFC)
+ * @example
+ * ```ts
+ * import { normalizeDisplayName } from 'portcullis';
+ *
+ * normalizeDisplayName('Pay\u202eLAP\u202c'); // 'PayLAP'
+ * normalizeDisplayName('  Dev\u200b\nTools '); // 'Dev Tools'
+ * ```
+ * @group Client Registration (RFC 7591)
+ */
+export function normalizeDisplayName(text: string): string {
+  return text
+    .normalize('NFC')
+    .replace(INVISIBLE, (run) => (/[\t\n\v\f\r\u0085\u2028\u2029]/.test(run) ? ' ' : ''))
+    .replace(BLANKS, ' ')
+    .trim();
+}
+
+/**
+ * A zod schema for a display name (`client_name`): at most `max` characters after
+ * {@link normalizeDisplayName}, which it applies (the parsed value is the normalised name), and at
+ * least one visible character.
+ *
+ * @param max - the length cap, applied to the normalised name
+ * @returns the schema
+ * @see RFC 7591 §2, §3.2.1
+ * @example
+ * ```ts
+ * displayName(200).parse('My\u202eApp'); // 'MyApp'
+ * ```
+ */
+export const displayName = (max: number) =>
+  z
+    .string()
+    .max(max * 4, `must be at most ${max} characters`)
+    .transform(normalizeDisplayName)
+    .pipe(z.string().min(1, 'must contain visible characters').max(max, `must be at most ${max} characters`));
 
 /**
  * A zod schema for a metadata URL (`client_uri`, `logo_uri`, `policy_uri`, `tos_uri`): an https URL
@@ -63,7 +125,7 @@ export const clientMetadataFields = {
   redirect_uris: z.array(z.string(), 'must be an array of strings'),
   grant_types: z.array(z.string(), 'must be an array of strings').optional(),
   response_types: z.array(z.string(), 'must be an array of strings').optional(),
-  client_name: displayText(200).optional(),
+  client_name: displayName(200).optional(),
   client_uri: httpsUri.optional(),
   logo_uri: httpsUri.optional(),
   policy_uri: httpsUri.optional(),

@@ -5,8 +5,12 @@
 import { s256, timingSafeEqual } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 
-// RFC 7636 §4.1 / §4.2: 43-128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~".
+// RFC 7636 §4.1: a verifier is 43-128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~".
 const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
+// An S256 challenge is BASE64URL(SHA-256(verifier)) (RFC 7636 §4.2): 32 bytes are exactly 43
+// characters, and the last one carries only 4 bits (its 2 low bits are 0). Anything else, though
+// within §4.2's 43-128 range, can never match a verifier.
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
 
 /** Validates the challenge and method of an authorization request. */
 export function checkCodeChallenge(challenge: string | undefined, method: string | undefined): string {
@@ -25,10 +29,10 @@ export function checkCodeChallenge(challenge: string | undefined, method: string
   if (method !== 'S256') {
     throw new OAuthError('invalid_request', `code_challenge_method '${method}' is not supported; use 'S256'`);
   }
-  if (!PKCE_VALUE.test(challenge)) {
+  if (!S256_CHALLENGE.test(challenge)) {
     throw new OAuthError(
       'invalid_request',
-      'code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~',
+      'an S256 code_challenge must be the base64url of a SHA-256 digest: exactly 43 characters of A-Z a-z 0-9 - _, without padding',
     );
   }
   return challenge;

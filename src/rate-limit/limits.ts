@@ -42,15 +42,19 @@ export interface RateLimit {
 export type RateLimits = Partial<Readonly<Record<RateLimitBucket, RateLimit>>>;
 
 /**
- * Defaults, per key:
+ * Defaults, per key (each bucket's keys: {@link RateLimitBucket}):
  * - `register`, per IP: 20 per hour. An agent registers once per server; a burst is a farm.
- * - `authorize`, per IP: 60 per minute. Browsers behind one NAT share it.
- * - `token`, per IP and per client (the caller prefixes the key): 120 per minute. Refreshes of many
- *   sessions behind one gateway fit.
- * - `client_auth_failure`, per client: 10 failures per 5 minutes. With 256-bit secrets, guessing is
- *   hopeless anyway; the limit stops online brute force of weak static secrets (ATK-25).
- * - `introspect`, per caller: 600 per minute. A resource server introspects on each request it serves.
+ * - `authorize`, per IP: 60 per minute (authorization requests and consent decisions). Browsers
+ *   behind one NAT share it.
+ * - `token`, per IP, and per client that proved its secret: 120 per minute. Refreshes of many
+ *   sessions behind one gateway fit. Public clients have no per-client bucket.
+ * - `client_auth_failure`, per (client, IP), only for secrets a person chose (configured clients,
+ *   introspection callers): 10 failures per 5 minutes, then that address is refused for that
+ *   client until the window ends, even with the right secret (ATK-25).
+ * - `introspect`, per IP and per caller: 600 per minute. A resource server introspects on each
+ *   request it serves.
  * - `revoke`, per IP: 60 per minute.
+ * - `userinfo`, per IP: 600 per minute.
  *
  * @see RFC 6749 §10.10; RFC 7591 §3 (abusive registration); RFC 7662 §4 (token scanning)
  * @example
@@ -68,6 +72,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitBucket, RateLimit>> =
   client_auth_failure: { points: 10, durationSeconds: 300 },
   introspect: { points: 600, durationSeconds: 60 },
   revoke: { points: 60, durationSeconds: 60 },
+  userinfo: { points: 600, durationSeconds: 60 },
 });
 
 /**

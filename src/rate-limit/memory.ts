@@ -1,12 +1,13 @@
 /**
- * An in-memory {@link RateLimiter}: fixed windows per bucket and key, bounded memory, injectable
- * clock. For one instance; several instances behind a load balancer each count on their own, so use
- * the rate-limiter-flexible limiter over Redis or PostgreSQL there.
+ * An in-memory {@link RateLimiter}: fixed windows per bucket and key, bounded memory with O(1) work
+ * per request, injectable clock. For one instance; several instances behind a load balancer each
+ * count on their own, so use the rate-limiter-flexible limiter over Redis or PostgreSQL there.
  * @module
  */
 import type { Clock } from '../core/context.js';
-import type { RateLimitBucket, RateLimitDecision, RateLimiter } from '../core/rate-limit.js';
-import { type RateLimit, type RateLimits, resolveRateLimits } from './limits.js';
+import type { RateLimitDecision, RateLimiter } from '../core/rate-limit.js';
+import { type RateLimits, resolveRateLimits } from './limits.js';
+import { type CounterWindow, WindowTable } from './window-table.js';
 
 /**
  * Options of {@link createMemoryRateLimiter}.
@@ -25,18 +26,15 @@ export interface MemoryRateLimiterOptions {
   /** Limits per bucket; missing buckets keep `DEFAULT_RATE_LIMITS`. */
   limits?: RateLimits;
   /**
-   * Most keys remembered across all buckets. When full, expired windows are dropped, then the
-   * oldest windows; an attacker spraying keys can thus reset other keys' counts, but memory stays
-   * bounded. Default 100 000 (a few MB).
+   * Most keys remembered across all buckets. Default 100 000 (a few MB). When full, a new key takes
+   * the place of an ended window or of the oldest window still under its limit, never of a key
+   * over its limit: spraying keys cannot lift a refusal in force (a lockout stays a lockout). When
+   * every remembered key is over its limit, new keys are not counted until a window ends. Each
+   * request does a bounded amount of work however full the table is.
    */
   maxKeys?: number;
   /** Clock returning epoch milliseconds. Default `Date.now`. */
   clock?: Clock;
-}
-
-interface Window {
-  readonly start: number;
-  count: number;
 }
 
 const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true });
@@ -63,58 +61,24 @@ const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true });
  */
 export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}): RateLimiter {
   const limits = resolveRateLimits(options.limits);
-  const maxKeys = Math.max(1, options.maxKeys ?? 100_000);
   const clock = options.clock ?? Date.now;
-  // Map order is insertion order; a key is re-inserted when its window restarts, so the first
-  // entries are always the oldest windows.
-  const windows = new Map<string, Window>();
+  const table = new WindowTable(options.maxKeys ?? 100_000);
 
-  function refused(window: Window, limit: RateLimit, now: number): RateLimitDecision {
-    return { allowed: false, retryAfterSeconds: (window.start + limit.durationSeconds * 1000 - now) / 1000 };
-  }
-
-  function makeRoom(now: number): void {
-    if (windows.size < maxKeys) return;
-    for (const [key, window] of windows) {
-      const bucket = key.slice(0, key.indexOf('\u0000')) as RateLimitBucket;
-      if (window.start + limits[bucket].durationSeconds * 1000 <= now) windows.delete(key);
-    }
-    while (windows.size >= maxKeys) {
-      const oldest = windows.keys().next();
-      if (oldest.done === true) break;
-      windows.delete(oldest.value);
-    }
-  }
-
-  function current(bucket: RateLimitBucket, key: string, now: number): Window | undefined {
-    const id = `${bucket}\u0000${key}`;
-    const window = windows.get(id);
-    if (window === undefined) return undefined;
-    if (window.start + limits[bucket].durationSeconds * 1000 <= now) {
-      windows.delete(id);
-      return undefined;
-    }
-    return window;
+  function refused(window: CounterWindow, now: number): RateLimitDecision {
+    return { allowed: false, retryAfterSeconds: (window.start + window.durationMs - now) / 1000 };
   }
 
   return {
     async consume(bucket, key) {
       const now = clock();
       const limit = limits[bucket];
-      let window = current(bucket, key, now);
-      if (window === undefined) {
-        makeRoom(now);
-        window = { start: now, count: 0 };
-        windows.set(`${bucket}\u0000${key}`, window);
-      }
-      window.count++;
-      return window.count > limit.points ? refused(window, limit, now) : ALLOWED;
+      const window = table.count(`${bucket}\u0000${key}`, limit.points, limit.durationSeconds * 1000, now);
+      return window !== undefined && window.count > limit.points ? refused(window, now) : ALLOWED;
     },
     async check(bucket, key) {
       const now = clock();
-      const limit = limits[bucket];
-      const window = current(bucket, key, now);
-      return window !== undefined && window.count >= limit.points ? refused(window, limit, now) : ALLOWED;
+      const window = table.peek(`${bucket}\u0000${key}`, now);
+      return window !== undefined && window.count >= limits[bucket].points ? refused(window, now) : ALLOWED;
     },
   };
 }

@@ -140,39 +140,48 @@ describe('CIMD-09 caching valid documents', () => {
   });
 });
 
-describe('CIMD-09 / ATK-41 errors are never cached', () => {
-  it('retries after a fixed mismatching client_id, even when the bad response said max-age', async () => {
-    const { script, resolve } = setup();
+describe('CIMD-09 / ATK-41 errors are never cached as documents, only remembered briefly (ABU-04)', () => {
+  it('retries after a fixed mismatching client_id once the failure expires, even when the bad response said max-age', async () => {
+    const { script, time, resolve } = setup();
     script.serve(CLIENT_ID, { body: validDocument(`${CLIENT_ID}/`), cacheControl: 'max-age=3600' });
     await expect(resolve(CLIENT_ID)).rejects.toMatchObject({ problem: 'invalid_document' });
     script.serve(CLIENT_ID, { body: validDocument(), cacheControl: 'max-age=3600' });
+    // Within failureCacheSeconds (30 s) the failure is answered from memory, without a fetch.
+    time.advance(29);
+    await expect(resolve(CLIENT_ID)).rejects.toMatchObject({ problem: 'invalid_document' });
+    expect(script.fetches).toHaveLength(1);
+    time.advance(1);
     await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
     expect(script.fetches).toHaveLength(2);
   });
 
   it('retries after a document that declared client_secret_post is fixed', async () => {
-    const { script, resolve } = setup();
+    const { script, time, resolve } = setup();
     script.serve(CLIENT_ID, {
       body: validDocument(CLIENT_ID, { token_endpoint_auth_method: 'client_secret_post' }),
     });
     await expect(resolve(CLIENT_ID)).rejects.toMatchObject({ problem: 'invalid_document' });
     script.serve(CLIENT_ID, { body: validDocument() });
+    time.advance(30);
     await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
   });
 
   it('retries after an HTTP error status', async () => {
-    const { script, resolve } = setup();
+    const { script, time, resolve } = setup();
     script.serve(CLIENT_ID, { status: 503, cacheControl: 'max-age=3600', body: '' });
     await expect(resolve(CLIENT_ID)).rejects.toMatchObject({ problem: 'bad_status' });
     script.serve(CLIENT_ID, { body: validDocument() });
+    time.advance(30);
     await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
   });
 
   it('retries after a fetcher failure, and reports unknown failures without their message', async () => {
     let fail = true;
+    const time = clock();
     const script = scriptedFetcher();
     script.serve(CLIENT_ID, { body: validDocument() });
     const resolve = createClientIdMetadataResolver({
+      clock: time.now,
       fetcher: async (request) => {
         if (fail) throw new Error('internal detail: 10.0.0.7 refused');
         return script.fetcher(request);
@@ -182,15 +191,26 @@ describe('CIMD-09 / ATK-41 errors are never cached', () => {
     expect(error).toMatchObject({ problem: 'fetch_failed', reason: 'the document could not be fetched' });
     expect(String((error as Error).message)).not.toContain('10.0.0.7');
     fail = false;
+    time.advance(30);
     await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
   });
 
   it('does not keep a failed in-flight request for later callers', async () => {
-    const { script, resolve } = setup();
+    const { script, time, resolve } = setup();
     script.serve(CLIENT_ID, { body: '{' });
     const results = await Promise.allSettled([resolve(CLIENT_ID), resolve(CLIENT_ID)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(script.fetches).toHaveLength(1);
+    script.serve(CLIENT_ID, { body: validDocument() });
+    time.advance(30);
+    await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
+  });
+
+  it('remembers nothing with failureCacheSeconds: 0 (a fixed document works at once)', async () => {
+    const script = scriptedFetcher();
+    const resolve = createClientIdMetadataResolver({ fetcher: script.fetcher, failureCacheSeconds: 0 });
+    script.serve(CLIENT_ID, { status: 404, body: '' });
+    await expect(resolve(CLIENT_ID)).rejects.toMatchObject({ problem: 'bad_status' });
     script.serve(CLIENT_ID, { body: validDocument() });
     await expect(resolve(CLIENT_ID)).resolves.toMatchObject({ clientId: CLIENT_ID });
   });

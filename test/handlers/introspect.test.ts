@@ -84,7 +84,7 @@ describe('Token introspection (RFC 7662)', () => {
           const k = `${bucket}:${key}`;
           const n = (counts.get(k) ?? 0) + 1;
           counts.set(k, n);
-          return bucket === 'introspect' && n > 5
+          return bucket === 'introspect' && key.startsWith('caller:') && n > 5
             ? { allowed: false, retryAfterSeconds: 30 }
             : { allowed: true };
         },
@@ -96,7 +96,7 @@ describe('Token introspection (RFC 7662)', () => {
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
       const limited = await introspect(h, 'guess-9');
       expect(limited.headers['retry-after']).toBe('30');
-      expect(counts.get(`introspect:${RS_CALLER.clientId}`)).toBe(9);
+      expect(counts.get(`introspect:caller:${RS_CALLER.clientId}`)).toBe(9);
     });
   });
 

@@ -84,8 +84,7 @@ describe('REG-14 / ATK-45 self-asserted display data', () => {
     ['logo_uri', 'https://client.example/"><script>x</script>'],
     ['client_uri', `https://client.example/${'a'.repeat(2100)}`],
     ['client_name', 'a'.repeat(201)],
-    ['client_name', 'Pay\u202eyal'],
-    ['client_name', 'line\nbreak'],
+    ['client_name', '\u202e\u200b\n'],
   ])('refuses %s = %j with invalid_client_metadata', async (field, value) => {
     const s = shared;
     const { response, json } = await register(s, { ...valid, [field]: value });
@@ -93,6 +92,21 @@ describe('REG-14 / ATK-45 self-asserted display data', () => {
     expect(json.error).toBe('invalid_client_metadata');
     expect(String(json.error_description)).toContain(field);
   });
+
+  it.each([
+    ['a right-to-left override', 'Pay\u202eyal', 'Payyal'],
+    ['a line break', 'line\nbreak', 'line break'],
+    ['zero-width characters and a BOM', '\ufeffPay\u200bPal\u2060', 'PayPal'],
+    ['decomposed accents (stored as NFC)', 'Cafe\u0301', 'Caf\u00e9'],
+  ])(
+    'ABU-05 stores client_name with %s normalised, and echoes the name users will see',
+    async (_label, sent, shown) => {
+      const s = shared;
+      const { response, json } = await register(s, { ...valid, client_name: sent });
+      expect(response.status).toBe(201);
+      expect(json.client_name).toBe(shown);
+    },
+  );
 
   it('accepts https metadata URLs', async () => {
     const s = shared;

@@ -101,24 +101,46 @@ describe('memory rate limiter', () => {
     expect((await limiter.check?.('introspect', 'rs'))?.allowed).toBe(false);
   });
 
-  it('keeps at most maxKeys windows, dropping expired then oldest ones', async () => {
+  it('ABU-02 keeps at most maxKeys windows: a new key replaces the oldest window under its limit, never one over it', async () => {
     const time = clock();
     const limiter = createMemoryRateLimiter({
       clock: time.now,
       maxKeys: 3,
-      limits: { register: { points: 1, durationSeconds: 60 } },
+      limits: { register: { points: 2, durationSeconds: 60 } },
     });
     await limiter.consume('register', 'a');
+    await limiter.consume('register', 'blocked');
+    await limiter.consume('register', 'blocked');
+    expect((await limiter.consume('register', 'blocked')).allowed).toBe(false);
     time.advance(1);
     await limiter.consume('register', 'b');
+    // A fourth key evicts the oldest window under its limit (a), whose count is forgotten.
     await limiter.consume('register', 'c');
-    // A fourth key evicts the oldest window (a), whose count is forgotten.
-    await limiter.consume('register', 'd');
+    await limiter.consume('register', 'a');
     expect((await limiter.consume('register', 'a')).allowed).toBe(true);
-    expect((await limiter.consume('register', 'c')).allowed).toBe(false);
-    // Spraying many keys never grows memory past the bound: 'd' (now among the oldest) is gone too.
+    // The key over its limit survives any spray.
     for (let i = 0; i < 1000; i++) await limiter.consume('register', `spray-${i}`);
-    expect((await limiter.consume('register', 'd')).allowed).toBe(true);
+    expect((await limiter.consume('register', 'blocked')).allowed).toBe(false);
+    expect((await limiter.check?.('register', 'blocked'))?.allowed).toBe(false);
+    // Its window ends on time.
+    time.advance(60_000);
+    expect((await limiter.consume('register', 'blocked')).allowed).toBe(true);
+  });
+
+  it('ABU-02 when every remembered key is over its limit, new keys are allowed uncounted until a window ends', async () => {
+    const time = clock();
+    const limiter = createMemoryRateLimiter({
+      clock: time.now,
+      maxKeys: 2,
+      limits: { register: { points: 1, durationSeconds: 60 } },
+    });
+    await limiter.consume('register', 'x');
+    await limiter.consume('register', 'y');
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('register', 'z')).allowed).toBe(true);
+    expect((await limiter.consume('register', 'x')).allowed).toBe(false);
+    time.advance(60_000);
+    await limiter.consume('register', 'z');
+    expect((await limiter.consume('register', 'z')).allowed).toBe(false);
   });
 
   it('refuses invalid limits', () => {
