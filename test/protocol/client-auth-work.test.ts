@@ -33,12 +33,12 @@ const { sha256 } = await import('../../src/core/crypto.js');
 
 async function context() {
   const storage = memoryStorage();
-  const getClient = storage.getClient.bind(storage);
-  storage.getClient = async (clientId, now) => {
+  const getClient = storage.clients.get.bind(storage.clients);
+  (storage.clients as { get: typeof getClient }).get = async (clientId, now) => {
     trace.push('storage.getClient');
     return getClient(clientId, now);
   };
-  await storage.createClient({
+  await storage.clients.create({
     clientId: 'known-client',
     secretHash: await sha256('the-right-secret'),
     metadata: {
