@@ -27,6 +27,7 @@ export { isOAuthError, OAuthError } from './core/errors.js';
 export type { AuthorizationServerEvent, EventListener } from './core/events.js';
 export type { OAuthRequest, OAuthResponse } from './core/http.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
+export type { AuthorizedApp } from './grant-management.js';
 export type {
   AuthenticatedUser,
   AuthorizationServerOptions,
@@ -46,8 +47,7 @@ export type {
   TokenOptions,
   UserClaims,
 } from './options.js';
-export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
-export { InvalidOptionsError } from './options-schema.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS, InvalidOptionsError } from './options.js';
 export type {
   GuardRequest,
   GuardRequirement,
@@ -65,13 +65,16 @@ export type {
   VerifiedAccessToken,
 } from './resource-server/verifier.js';
 export { introspectionVerifier, jwksVerifier, storageVerifier } from './resource-server/verifier.js';
+export type { AuthorizationServerHandlers, Handler } from './router.js';
 export type { ConsentContext, ScopePolicy, ScopePolicyOptions } from './scopes/policy.js';
 export { createScopePolicy } from './scopes/policy.js';
 export type { ScopeDefinition, ScopeRegistry } from './scopes/registry.js';
-export { courseSchoolScopes, defineScopes, oidcScopes } from './scopes/registry.js';
-export type { AuthorizationServer, AuthorizationServerHandlers, AuthorizedApp, Handler } from './server.js';
+export { defineScopes, oidcScopes } from './scopes/registry.js';
+export type { AuthorizationServer } from './server.js';
 export { createAuthorizationServer } from './server.js';
 export type { ClientResolver } from './server-context.js';
+export type { StartupErrorCode } from './startup.js';
+export { StartupError } from './startup.js';
 export { memoryStorage } from './storage/memory.js';
 export type {
   AccessTokenRecord,

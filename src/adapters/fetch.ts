@@ -19,7 +19,7 @@ import type { AuthorizationServer } from '../server.js';
  *   fallback: () => new Response('Not here', { status: 404 }),
  *   remoteAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
  * };
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * export default { fetch: createFetchHandler(oauth, options) };
  * ```
  * @see RFC 6749 §10.10 (rate limiting by client address needs the real address)
@@ -70,7 +70,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { toResponse } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'https://auth.example.com' });
  *
  * export async function courses(request: Request): Promise<Response> {
@@ -105,7 +105,7 @@ const notFound = () =>
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { createFetchHandler } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * export default { fetch: createFetchHandler(oauth) };
  * ```
  * @group Adapters
@@ -115,13 +115,7 @@ export function createFetchHandler(
   options: FetchHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
   const fallback = options.fallback ?? notFound;
-  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
-  let started = false;
   return async (request) => {
-    if (!started) {
-      await server.ready();
-      started = true;
-    }
     const url = new URL(request.url);
     if (!server.matches(url.pathname)) return fallback(request);
     let body: Uint8Array | undefined;
@@ -164,7 +158,7 @@ export function createFetchHandler(
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { withGuard } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const courses = withGuard(oauth.guard({ resource: 'https://auth.example.com' }), { scope: 'courses:read' }, async (_request, auth) =>
  *   Response.json({ caller: auth.anonymous ? null : auth.subject }),
  * );

@@ -18,7 +18,7 @@ import type { AuthorizationServer } from '../server.js';
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { type NextFunction, toNodeHandler } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const handle = toNodeHandler(oauth);
  * createServer((req, res) => {
  *   const next: NextFunction = () => res.writeHead(404).end('not found');
@@ -132,7 +132,7 @@ function readBody(req: MaybeParsed, limit: number): Promise<BodyResult> {
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { nodeHeaders, writeResponse } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * createServer(async (req, res) => {
  *   const result = await guard.check({ headers: nodeHeaders(req) }, { required: true });
@@ -165,7 +165,7 @@ export function writeResponse(res: ServerResponse, response: OAuthResponse, clos
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { toOAuthRequest, writeResponse } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * // Only the token endpoint, at a path of our choosing.
  * createServer(async (req, res) => {
  *   const request = await toOAuthRequest(req, oauth.maxBodyBytes);
@@ -208,7 +208,7 @@ export async function toOAuthRequest(req: IncomingMessage, limit: number): Promi
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { toNodeHandler } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * createServer(toNodeHandler(oauth)).listen(3000, '127.0.0.1');
  * ```
  * @group Adapters
@@ -216,8 +216,6 @@ export async function toOAuthRequest(req: IncomingMessage, limit: number): Promi
 export function toNodeHandler(
   server: AuthorizationServer,
 ): (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => Promise<void> {
-  // Once the server has started, requests skip the `ready()` await (a promise hop per request).
-  let started = false;
   return async (req, res, next) => {
     const notOurs = () => {
       if (next !== undefined) next();
@@ -229,10 +227,6 @@ export function toNodeHandler(
         });
     };
     try {
-      if (!started) {
-        await server.ready();
-        started = true;
-      }
       const url = (req as MaybeParsed).originalUrl ?? req.url ?? '/';
       const q = url.indexOf('?');
       if (!server.matches(q === -1 ? url : url.slice(0, q))) {
@@ -282,7 +276,7 @@ export function toNodeHandler(
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { guardNodeRequest } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * createServer(async (req, res) => {
  *   const principal = await guardNodeRequest(guard, req, res, { scope: 'courses:read', required: true });

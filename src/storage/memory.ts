@@ -44,7 +44,7 @@ const CODE_TOMBSTONE_SECONDS = 600;
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * const server = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const server = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * ```
  * @group Storage
  * @category Contract

@@ -171,7 +171,7 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
  * import { postgresStorage } from 'portcullis/postgres';
  *
  * const storage = postgresStorage({ connectionString: 'postgres://portcullis@db.internal/auth' });
- * const server = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
+ * const server = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
  * ```
  * @group Storage
  */
