@@ -25,6 +25,7 @@ import { KeyStore, type KeyStoreOptions, type SigningAlg } from './keys/key-stor
  *
  * const retryable: readonly StartupErrorCode[] = ['storage_unavailable'];
  * ```
+ * @see docs/getting-started.md (starting the server)
  * @group Authorization Server
  */
 export type StartupErrorCode =

@@ -582,12 +582,12 @@ function expectScenario(scenario: Scenario, reference: Normalised): void {
 }
 
 describe('adapter parity: one table through in-process, Express, Fetch and node:http', () => {
-  const h = new Harness();
+  let h: Harness;
   const transports: Transport[] = [];
   const ctx: Context = { clientId: '' };
 
   beforeAll(async () => {
-    await h.server.ready();
+    h = await Harness.start();
     for (const make of Object.values(TRANSPORTS)) transports.push(await make(h.server));
     ctx.clientId = (await h.register()).client_id;
   });
@@ -628,13 +628,13 @@ describe('adapter parity: one table through in-process, Express, Fetch and node:
 describe.each([false, true])(
   'adapter parity: Express with express.json() and express.urlencoded({ extended: %s }) before the router',
   (extended) => {
-    const h = new Harness();
+    let h: Harness;
     const ctx: Context = { clientId: '' };
     let http: ReturnType<express.Express['listen']>;
     let port = 0;
 
     beforeAll(async () => {
-      await h.server.ready();
+      h = await Harness.start();
       const app = express();
       app.use(express.json());
       app.use(express.urlencoded({ extended }));

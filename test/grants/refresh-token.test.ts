@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
+import { SPEC_PATHS } from '../helpers/spec-paths.js';
 import type { TestResponse } from '../helpers/transports.js';
 
 let h: Harness;
 
-beforeEach(() => {
-  h = new Harness();
+beforeEach(async () => {
+  h = await Harness.start();
 });
 afterEach(() => h.close());
 
@@ -138,9 +139,10 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
   it('a refresh survives a restart of the server when storage does', async () => {
     const { client, body } = await h.tokens();
     const { createAuthorizationServer } = await import('../../src/server.js');
-    const restarted = createAuthorizationServer({
+    const restarted = await createAuthorizationServer({
       issuer: ISSUER,
       storage: h.storage,
+      paths: SPEC_PATHS,
       clock: h.clock.ms,
       housekeepingIntervalSeconds: 0,
     });
@@ -167,7 +169,7 @@ describe('refresh grace period (tokens.refreshGraceSeconds)', () => {
   });
 
   it('when enabled, an identical retry within the grace returns the same successor; after it, reuse is detected', async () => {
-    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
     const { client, body } = await g.tokens();
     const first = json(await g.refresh(client, body.refresh_token as string));
     g.clock.advance(2);
@@ -188,7 +190,7 @@ describe('refresh grace period (tokens.refreshGraceSeconds)', () => {
   });
 
   it('concurrent refreshes with one token inside the grace both succeed with the same successor', async () => {
-    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
     const { client, body } = await g.tokens();
     const results = await Promise.all([
       g.refresh(client, body.refresh_token as string),
@@ -200,7 +202,7 @@ describe('refresh grace period (tokens.refreshGraceSeconds)', () => {
   });
 
   it('the sealed successor is useless without the predecessor: storage holds no readable token', async () => {
-    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 5 } } });
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
     const { client, body } = await g.tokens();
     const next = json(await g.refresh(client, body.refresh_token as string));
     const { sha256 } = await import('../../src/core/crypto.js');

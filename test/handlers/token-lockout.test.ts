@@ -12,7 +12,7 @@ afterEach(() => h?.close());
 
 describe('token endpoint: client authentication lockout', () => {
   it('ATK-25 after 10 wrong secrets the right one is refused with 429 and Retry-After', async () => {
-    h = new Harness({ options: { rateLimiter: createMemoryRateLimiter() } });
+    h = await Harness.start({ options: { rateLimiter: createMemoryRateLimiter() } });
     const limiter = h;
     const conf = await limiter.register({ token_endpoint_auth_method: 'client_secret_post' });
     const { code, pkce: p } = await limiter.obtainCode(conf);
