@@ -190,7 +190,10 @@ function startHousekeeping(ctx: ServerContext): ReturnType<typeof setInterval> |
 export async function createAuthorizationServer(
   options: AuthorizationServerOptions,
 ): Promise<AuthorizationServer> {
-  const parsed = parseOptions(options);
+  // Host objects (a scope policy) run while options are checked: what they throw is not a bad option.
+  const parsed = await startupStep('invalid_configuration', 'checking the options failed', () =>
+    parseOptions(options),
+  );
   const config = await startupStep('invalid_configuration', 'the options could not be resolved', () =>
     resolveConfig(parsed),
   );

@@ -6,6 +6,7 @@
  */
 import type { ServerConfig } from './config.js';
 import { KeyStore, type KeyStoreOptions, type SigningAlg } from './keys/key-store.js';
+import { InvalidOptionsError } from './options.js';
 
 /**
  * What failed when {@link createAuthorizationServer} could not start:
@@ -16,8 +17,9 @@ import { KeyStore, type KeyStoreOptions, type SigningAlg } from './keys/key-stor
  *   schema);
  * - `signing_keys_unavailable`: no usable signing key: configured keys that do not import, or
  *   keys that could not be generated or stored;
- * - `invalid_configuration`: options valid one by one that cannot be put to work together (e.g. a
- *   metadata-document fetcher that cannot be built from them).
+ * - `invalid_configuration`: options that could not be put to work: an object or function given
+ *   in the options (a scope policy, a metadata-document fetcher) threw while the options were
+ *   checked or resolved.
  *
  * @example
  * ```ts
@@ -71,7 +73,10 @@ export class StartupError extends Error {
   }
 }
 
-/** Runs one start-up step, turning its failure into a {@link StartupError} of `code`. */
+/**
+ * Runs one start-up step, turning its failure into a {@link StartupError} of `code` (an
+ * {@link InvalidOptionsError} or a StartupError passes through unchanged).
+ */
 export async function startupStep<T>(
   code: StartupErrorCode | ((error: unknown) => StartupErrorCode),
   what: string,
@@ -80,7 +85,7 @@ export async function startupStep<T>(
   try {
     return await step();
   } catch (error) {
-    if (error instanceof StartupError) throw error;
+    if (error instanceof StartupError || error instanceof InvalidOptionsError) throw error;
     const detail = error instanceof Error ? `: ${error.message}` : '';
     throw new StartupError(typeof code === 'function' ? code(error) : code, `${what}${detail}`, error);
   }
