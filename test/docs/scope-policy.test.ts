@@ -2,12 +2,7 @@
  * The policies of docs/scope-policy.md (docs/snippets/scope-policy.ts) behave as the guide says.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  courseSchoolPolicy,
-  firstPartyPolicy,
-  lenientPolicy,
-  registeredScopesPolicy,
-} from '../../docs/snippets/scope-policy.js';
+import { firstPartyPolicy, lenientPolicy, registeredScopesPolicy } from '../../docs/snippets/scope-policy.js';
 import {
   consentFields,
   Harness,
@@ -30,10 +25,6 @@ const WEB: RegisteredClient = {
 };
 
 describe('docs/scope-policy.md', () => {
-  it('courseSchoolScopes has the 38 scopes of the spec', () => {
-    expect(courseSchoolPolicy.supported).toHaveLength(38);
-  });
-
   it('first-party policy: a configured client is never asked; a registered public client always is', async () => {
     harness = await Harness.start({
       options: {
