@@ -435,9 +435,10 @@ const registrationSchema = z.strictObject({
    * Called with the validated metadata before a client is stored; throw an {@link OAuthError} to
    * refuse (e.g. `invalid_token` with 401 to require an initial access token, RFC 7591 §3).
    */
-  policy: fn<
-    (context: { readonly request: OAuthRequest; readonly metadata: ClientMetadata }) => void | Promise<void>
-  >('context => void').optional(),
+  policy:
+    fn<
+      (context: { readonly request: OAuthRequest; readonly metadata: ClientMetadata }) => void | Promise<void>
+    >('context => void').optional(),
   /** Accept `https` redirect URIs at registration; by default loopback only (RFC 8252 §7.3). */
   allowHttpsRedirectUris: z.boolean().default(DEFAULTS.registration.allowHttpsRedirectUris),
   /** Accept confidential clients (`client_secret_post`, and Basic where enabled). */
@@ -545,7 +546,11 @@ const keysSchema = z
     if (keys.privateJwks === undefined) return;
     for (const option of ['idTokenAlg', 'accessTokenAlg'] as const) {
       if (!keys.privateJwks.some((jwk) => jwk.alg === keys[option])) {
-        ctx.addIssue({ code: 'custom', path: ['privateJwks'], message: `no ${keys[option]} key (${option})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['privateJwks'],
+          message: `no ${keys[option]} key (${option})`,
+        });
       }
     }
   });
@@ -568,9 +573,10 @@ const introspectionSchema = z.strictObject({
 
 const consentSchema = z.strictObject({
   /** Replace the built-in page. Return HTML (sent with the library's security headers) or a whole response. */
-  render: fn<
-    (context: ConsentPageContext) => string | OAuthResponse | Promise<string | OAuthResponse>
-  >('context => html').optional(),
+  render:
+    fn<(context: ConsentPageContext) => string | OAuthResponse | Promise<string | OAuthResponse>>(
+      'context => html',
+    ).optional(),
   /** Remember consent per user and client, so the scope policy may skip the page. */
   remember: z.boolean().default(DEFAULTS.consent.remember),
 });
@@ -588,7 +594,10 @@ const cimdCacheSchema = z
     /** The most documents kept (least recently used evicted first); 0 disables caching. */
     maxEntries: z.number().int().min(0).max(1_000_000).default(cimdDefaults.cache.maxEntries),
   })
-  .refine((cache) => cache.minTtlSeconds <= cache.maxTtlSeconds, 'minTtlSeconds must not exceed maxTtlSeconds');
+  .refine(
+    (cache) => cache.minTtlSeconds <= cache.maxTtlSeconds,
+    'minTtlSeconds must not exceed maxTtlSeconds',
+  );
 
 const cimdSchema = z.strictObject({
   /** Accept `https` client ids that point at a metadata document. */
@@ -612,7 +621,9 @@ const cimdSchema = z.strictObject({
    * When set, only documents on these hosts are accepted: exact host names, or `*.example.com` for
    * any name below `example.com`. Default: any host with a public address.
    */
-  allowedHosts: list(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name or *.suffix')).optional(),
+  allowedHosts: list(
+    z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name or *.suffix'),
+  ).optional(),
   /**
    * Special-use address ranges (CIDR or single addresses) that may be fetched anyway, e.g. an
    * intranet host or a test server on loopback. Default: none; every RFC 6890 range is refused.
@@ -690,9 +701,10 @@ export const optionsSchema = z
     /** Endpoint paths, relative to the issuer; any left out keep their default ({@link DEFAULT_PATHS}). */
     paths: pathsSchema.prefault({}),
     /** Who is signed in, read from the request (a session cookie). Required for the authorization endpoint. */
-    authenticate: fn<
-      (request: OAuthRequest) => AuthenticatedUser | null | Promise<AuthenticatedUser | null>
-    >('request => user | null').optional(),
+    authenticate:
+      fn<(request: OAuthRequest) => AuthenticatedUser | null | Promise<AuthenticatedUser | null>>(
+        'request => user | null',
+      ).optional(),
     /** Where to send a browser that must log in: a URL (gets `return_to`) or a function returning one. */
     loginUrl: z
       .union([
@@ -706,9 +718,10 @@ export const optionsSchema = z
      * Claims of a user for the granted scopes, released at UserInfo (ID tokens carry only `sub` and
      * protocol claims). Default: only `sub`.
      */
-    claims: fn<(userId: string, scope: readonly string[]) => UserClaims | Promise<UserClaims>>(
-      '(userId, scope) => claims',
-    ).optional(),
+    claims:
+      fn<(userId: string, scope: readonly string[]) => UserClaims | Promise<UserClaims>>(
+        '(userId, scope) => claims',
+      ).optional(),
     /** Dynamic client registration (RFC 7591). */
     registration: registrationSchema.prefault({}),
     /** Clients configured by the host. */
@@ -1106,6 +1119,8 @@ export function parseOptions(options: unknown): ParsedOptions {
   const result = optionsSchema.safeParse(options, { error: messages });
   if (result.success) return result.data;
   throw new InvalidOptionsError(
-    result.error.issues.map((issue) => `${['options', ...issue.path.map(String)].join('.')}: ${issue.message}`),
+    result.error.issues.map(
+      (issue) => `${['options', ...issue.path.map(String)].join('.')}: ${issue.message}`,
+    ),
   );
 }

@@ -65,7 +65,6 @@ export interface NodeMetadataFetcherOptions {
   userAgent?: string;
 }
 
-
 interface NodeModules {
   readonly https: typeof Https;
   readonly dns: typeof Dns;

@@ -29,7 +29,8 @@ export async function rotateSigningKeys(
   await keys.refresh();
   const now = nowSeconds(clock);
   for (const record of await storage.listSigningKeys()) {
-    if (record.retiresAt !== undefined || (record.expiresAt !== undefined && record.expiresAt <= now)) continue;
+    if (record.retiresAt !== undefined || (record.expiresAt !== undefined && record.expiresAt <= now))
+      continue;
     await storage.updateSigningKey({ ...record, retiresAt: now, expiresAt: now + plan.retentionSeconds });
   }
   for (const alg of plan.algs) {

@@ -9,7 +9,7 @@ import { OAuthError } from '../../src/core/errors.js';
 import type { OAuthRequest } from '../../src/core/http.js';
 import type { RateLimitBucket, RateLimiter } from '../../src/core/rate-limit.js';
 import type { ClientMetadata } from '../../src/storage/types.js';
-import { CB, Harness, type HarnessOptions, json, START } from '../helpers/harness.js';
+import { CB, Harness, json, START } from '../helpers/harness.js';
 import { type TestResponse, TRANSPORTS, type Transport } from '../helpers/transports.js';
 
 const REGISTER = '/api/oauth/register';
@@ -338,7 +338,9 @@ describe('REG-07..REG-10 client metadata', () => {
   });
 
   it('REG-07 refuses confidential clients when registration.allowConfidentialClients is false', async () => {
-    const publicOnly = await Harness.start({ options: { registration: { allowConfidentialClients: false } } });
+    const publicOnly = await Harness.start({
+      options: { registration: { allowConfidentialClients: false } },
+    });
     try {
       expectError(
         await post(publicOnly, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_post' }),
@@ -689,8 +691,8 @@ describe('ATK-30 malformed JSON types and prototype pollution', () => {
   beforeAll(async () => {
     h = await Harness.start();
   });
-  afterAll(() => h.close());
-  afterAll(() => {
+  afterAll(async () => {
+    await h.close();
     // Nothing may have leaked onto Object.prototype during the file.
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
