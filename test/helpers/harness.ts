@@ -105,7 +105,7 @@ export class Harness {
    * course-school scopes, the test clock and the fake login; `options.options` override any of it.
    */
   static async start(options: HarnessOptions = {}): Promise<Harness> {
-    const h = await Harness.start(options);
+    const h = new Harness(options);
     h.server = await createAuthorizationServer(h.#serverOptions(options.options));
     h.transport = inProcess(h.server);
     return h;
