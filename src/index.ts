@@ -5,6 +5,7 @@
  * @module portcullis
  */
 
+export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 export type { ClientIdUrl } from './cimd/client-id.js';
 export type { ClientMetadataDocumentProblem } from './cimd/errors.js';
 export { ClientMetadataDocumentError, isClientMetadataDocumentError } from './cimd/errors.js';
@@ -27,27 +28,24 @@ export { isOAuthError, OAuthError } from './core/errors.js';
 export type { AuthorizationServerEvent, EventListener } from './core/events.js';
 export type { OAuthRequest, OAuthResponse } from './core/http.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';
 export type {
-  AuthenticatedUser,
   AuthorizationServerOptions,
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
-  ConsentPageContext,
   EndpointPaths,
   IntrospectionCaller,
   IntrospectionOptions,
   KeyOptions,
-  LoginRedirectContext,
   MetadataOptions,
   ProtectedResourceOptions,
   RegistrationOptions,
   StaticClientOptions,
   TokenOptions,
-  UserClaims,
 } from './options.js';
-export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS, InvalidOptionsError } from './options.js';
+export { InvalidOptionsError } from './options.js';
 export type {
   GuardRequest,
   GuardRequirement,

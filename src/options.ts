@@ -1,326 +1,45 @@
 /**
  * Options of {@link createAuthorizationServer}: one zod schema is the source of truth for their
- * types (`z.input`), the configuration they resolve to (`z.output`), every default ({@link DEFAULTS})
- * and every bound. Each option's documentation sits on its schema property, and the public types
- * below inherit it. Invalid options fail with an {@link InvalidOptionsError} naming each of them.
+ * types (`z.input`), the configuration they resolve to (`z.output`), and every bound; it applies
+ * every default from {@link DEFAULTS} (`defaults.ts`). Each option's documentation sits on its
+ * schema property, and the public types below inherit it (hovers and the API reference show it).
+ * Invalid options fail with an {@link InvalidOptionsError} naming each of them. The building
+ * blocks (URLs, paths, durations, messages) are in `option-checks.ts`; what the host's callbacks
+ * receive is in `callbacks.ts`.
  * @module
  */
 import { z } from 'zod';
+import type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 import type { HostLookup, MetadataFetcher } from './cimd/fetcher.js';
 import { type Clock, type Logger, silentLogger } from './core/context.js';
 import { type RandomSource, secureRandom } from './core/crypto.js';
 import type { EventListener } from './core/events.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
 import type { RateLimiter } from './core/rate-limit.js';
+import { DEFAULTS } from './defaults.js';
+import {
+  because,
+  fn,
+  implementing,
+  list,
+  optionMessages,
+  path,
+  positiveSeconds,
+  seconds,
+  signingAlg,
+  unlessNormalForm,
+  webUrl,
+} from './option-checks.js';
 import { parseAddressRange } from './protocol/ip-address.js';
 import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
 import { createScopePolicy, type ScopePolicy } from './scopes/policy.js';
-import type { ClientMetadata, ClientRecord, Storage } from './storage/types.js';
+import type { ClientMetadata, Storage } from './storage/types.js';
 
-// ---- defaults --------------------------------------------------------------------------------------
+// What the host's callbacks receive, and the defaults, are part of the options' public surface.
+export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 
-const DAY = 86_400;
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-/**
- * Every default of {@link AuthorizationServerOptions} that is a plain value, in the shape of the
- * options (frozen). The schema applies them; docs/configuration.md gives the reason for each (a
- * test keeps the guide in step with this object). Defaults that are behaviour rather than values
- * are stated on their option: `scopePolicy` (`createScopePolicy()`, the OIDC scopes), `resources`
- * (the issuer), `logger` (silent), `clock` (`Date.now`), `random` (Web Crypto), `clientIp` (the
- * adapter's peer address).
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, DEFAULTS, memoryStorage } from 'portcullis';
- *
- * console.log(DEFAULTS.paths.token); // '/oauth/token'
- * const oauth = await createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   // Half the default access-token lifetime.
- *   tokens: { accessTokenTtlSeconds: DEFAULTS.tokens.accessTokenTtlSeconds / 2 },
- * });
- * ```
- * @see docs/configuration.md (every option, its default and the reason for it)
- * @group Configuration
- */
-export const DEFAULTS = deepFreeze({
-  paths: {
-    authorization: '/oauth/authorize',
-    authorizationDecision: '/oauth/authorize/decision',
-    token: '/oauth/token',
-    registration: '/oauth/register',
-    userinfo: '/oauth/userinfo',
-    revocation: '/oauth/revoke',
-    introspection: '/oauth/introspect',
-    jwks: '/.well-known/jwks.json',
-  },
-  registration: {
-    enabled: true,
-    allowHttpsRedirectUris: false,
-    allowConfidentialClients: true,
-    unusedClientTtlSeconds: 7 * DAY,
-    maxRedirectUris: 10,
-  },
-  clientSecretBasic: false,
-  tokens: {
-    codeTtlSeconds: 60,
-    accessTokenTtlSeconds: 900,
-    refreshTokenIdleTtlSeconds: 30 * DAY,
-    grantTtlSeconds: 90 * DAY,
-    idTokenTtlSeconds: 3600,
-    pendingAuthorizationTtlSeconds: 600,
-    accessTokenFormat: 'jwt',
-    refreshGraceSeconds: 0,
-    idTokenOnRefresh: false,
-  },
-  keys: { idTokenAlg: 'RS256', accessTokenAlg: 'ES256', refreshIntervalSeconds: 60 },
-  introspection: { enabled: true, callers: [] },
-  consent: { remember: true },
-  clientIdMetadataDocuments: {
-    enabled: false,
-    timeoutMs: 5000,
-    connectTimeoutMs: 2000,
-    maxBytes: 5 * 1024,
-    maxRedirectUris: 10,
-    cache: { defaultTtlSeconds: 300, minTtlSeconds: 60, maxTtlSeconds: 3600, maxEntries: 1000 },
-    userAgent: 'portcullis (client metadata fetcher)',
-  },
-  metadata: { serviceName: 'Authorization' },
-  maxBodyBytes: 64 * 1024,
-  housekeepingIntervalSeconds: 300,
-  clientCacheSeconds: 5,
-} as const);
-
-/**
- * The default endpoint paths: {@link DEFAULTS}`.paths`. Override any of them with the `paths`
- * option; the metadata always advertises the paths in use.
- *
- * @example
- * ```ts
- * import { DEFAULT_PATHS } from 'portcullis';
- *
- * console.log(DEFAULT_PATHS.token); // '/oauth/token'
- * ```
- * @see RFC 8414 §2
- * @group Configuration
- */
-export const DEFAULT_PATHS: Readonly<EndpointPaths> = DEFAULTS.paths;
-
-/**
- * Default of `maxBodyBytes` ({@link DEFAULTS}`.maxBodyBytes`): 64 KiB. A larger body is answered
- * `413` (`invalid_request`) without being read further.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, DEFAULT_MAX_BODY_BYTES, memoryStorage } from 'portcullis';
- *
- * await createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   maxBodyBytes: DEFAULT_MAX_BODY_BYTES / 4, // OAuth requests are small
- * });
- * ```
- * @see RFC 9110 §15.5.14 (413 Content Too Large)
- * @group Configuration
- */
-export const DEFAULT_MAX_BODY_BYTES: number = DEFAULTS.maxBodyBytes;
-
-// ---- what callbacks receive ------------------------------------------------------------------------
-
-/**
- * The user the host says is signed in, returned by the `authenticate` option.
- *
- * @example
- * ```ts
- * import type { AuthenticatedUser } from 'portcullis';
- *
- * const user: AuthenticatedUser = {
- *   id: 'user-42', // the `sub` of every token: stable, never reassigned
- *   authTime: Math.floor(Date.parse('2030-01-01T09:00:00Z') / 1000), // when they entered credentials
- *   sessionId: 'sess-8f3a', // binds the consent form to this session
- *   name: 'Ada Lovelace',
- * };
- * ```
- * @see OpenID Connect Core §2 (`sub`, `auth_time`)
- * @group Login and Consent
- */
-export interface AuthenticatedUser {
-  /** Stable, never reassigned identifier: the `sub` of every token (OIDC Core §2). */
-  readonly id: string;
-  /** When the user last authenticated, epoch seconds (OIDC `auth_time`). */
-  readonly authTime: number;
-  /** The host's session id; pending authorizations and consent forms are bound to it. */
-  readonly sessionId?: string;
-  /** A name to show on the consent page ("Signed in as ..."). */
-  readonly name?: string;
-}
-
-/**
- * What the login redirect needs to know: what a `loginUrl` function receives.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * await createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   loginUrl: (context) =>
- *     `/sign-in?next=${encodeURIComponent(context.returnTo)}${context.reauthenticate ? '&force=1' : ''}`,
- * });
- * ```
- * @see OpenID Connect Core §3.1.2.1 (`prompt`, `max_age`, `login_hint`, `ui_locales`)
- * @group Login and Consent
- */
-export interface LoginRedirectContext {
-  /** Absolute URL to send the browser back to after login (the resumed authorization). */
-  readonly returnTo: string;
-  /** The client asking for authorization. */
-  readonly clientId: string;
-  /** True when the user must authenticate again (`prompt=login` or `max_age`). */
-  readonly reauthenticate: boolean;
-  /** The request's `login_hint` (OIDC Core §3.1.2.1), to prefill the login form. */
-  readonly loginHint?: string;
-  /** The request's `ui_locales`, most preferred first. */
-  readonly uiLocales?: readonly string[];
-}
-
-/**
- * Claims about a user, released by scope at the UserInfo endpoint: `profile` releases the profile
- * claims (`name`, `given_name`, `picture`, ...), `email` releases `email` and `email_verified`.
- * Anything else returned is not released; `sub` always is, from the token.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * await createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   claims: async (userId, scope) => ({
- *     name: 'Ada Lovelace',
- *     email: scope.includes('email') ? 'ada@example.com' : undefined,
- *     email_verified: true,
- *   }),
- * });
- * ```
- * @see OpenID Connect Core §5.1, §5.3.2, §5.4
- * @group Login and Consent
- */
-export type UserClaims = Readonly<Record<string, unknown>>;
-
-/**
- * What a custom consent page receives. Every string is raw: escape it. The form must post
- * `fields` unchanged, plus `decision=allow` or `decision=deny`, to `action`.
- *
- * @example
- * ```ts
- * import type { ConsentPageContext } from 'portcullis';
- *
- * declare function escapeHtml(text: string): string;
- *
- * function render(context: ConsentPageContext): string {
- *   const hidden = Object.entries(context.fields)
- *     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
- *     .join('');
- *   return `<h1>Allow ${escapeHtml(context.clientName)}?</h1>
- * <form method="post" action="${escapeHtml(context.action)}">${hidden}
- * <button name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button></form>`;
- * }
- * ```
- * @see RFC 6749 §10.2 (client impersonation), §10.12 (CSRF); RFC 8252 §8.6
- * @group Login and Consent
- */
-export interface ConsentPageContext {
-  /** The client asking for access. */
-  readonly client: ClientRecord;
-  /** The client's display name, or its id. */
-  readonly clientName: string;
-  /** Where the browser goes after the decision. */
-  readonly redirectUri: string;
-  /** `host:port` of the redirect URI. */
-  readonly redirectHost: string;
-  /** True when the redirect goes to a loopback address (any local program could listen there). */
-  readonly loopback: boolean;
-  /** The scopes asked for, each with the words of its {@link ScopeDefinition}. */
-  readonly scopes: readonly {
-    /** The scope token. */
-    readonly name: string;
-    /** What granting it means. */
-    readonly description: string;
-  }[];
-  /** The resources (RFC 8707) the tokens will be for. */
-  readonly resources: readonly string[];
-  /** Where the form posts. */
-  readonly action: string;
-  /** Hidden fields the form must post back unchanged, plus `decision=allow` or `decision=deny`. */
-  readonly fields: Readonly<Record<string, string>>;
-  /** The signed-in user who decides. */
-  readonly userId: string;
-  /** {@link AuthenticatedUser.name}, when the host gave one. */
-  readonly userName?: string;
-  /** The request's `ui_locales`, most preferred first. */
-  readonly uiLocales?: readonly string[];
-}
-
-// ---- building blocks of the schema -----------------------------------------------------------------
-
-/** The message of a failed bound, read from the issue so that each bound is written once. */
-function boundMessage(issue: z.core.$ZodRawIssue): string | undefined {
-  if (issue.code !== 'too_big' && issue.code !== 'too_small') return undefined;
-  const limit = Number(issue.code === 'too_big' ? issue.maximum : issue.minimum);
-  const unit = issue.origin === 'string' ? 'character' : issue.origin === 'array' ? 'entry' : undefined;
-  const what = unit === undefined ? '' : ` ${limit === 1 ? unit : `${unit.replace(/y$/, 'ie')}s`}`;
-  const verb = issue.origin === 'array' ? 'must have' : 'must be';
-  if (issue.inclusive === false) {
-    return `${verb} ${issue.code === 'too_big' ? 'less' : 'more'} than ${limit}${what}`;
-  }
-  return `${verb} ${issue.code === 'too_big' ? 'at most' : 'at least'} ${limit}${what}`;
-}
-
-/** Messages of every issue without its own: bounds stated with their limit. */
-const messages: z.core.$ZodErrorMap = (issue) => {
-  const bound = boundMessage(issue);
-  if (bound !== undefined) return bound;
-  if (issue.code === 'invalid_type') {
-    if (issue.input === undefined) return 'is required';
-    return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
-  }
-  if (issue.code === 'unrecognized_keys') return `unknown option(s): ${issue.keys.join(', ')}`;
-  return undefined;
-};
-
-/** A bound whose message also says why it is there: `must be at most 600 (RFC 6749 §4.1.2)`. */
-const because = (why: string) => ({
-  error: (issue: z.core.$ZodRawIssue) => `${boundMessage(issue) ?? 'is out of range'} (${why})`,
-});
-
-const isFunction = (value: unknown) => typeof value === 'function';
-
-/** A function-valued option, checked for being a function; its signature comes from `T`. */
-const fn = <T>(what: string) => z.custom<T>(isFunction, { error: `must be a function (${what})` });
-
-/** The methods of `methods` that `value` lacks (all of them when it is not an object). */
-function missingMethods(value: unknown, methods: readonly string[]): readonly string[] {
-  if (typeof value !== 'object' || value === null) return methods;
-  return methods.filter((method) => typeof (value as Record<string, unknown>)[method] !== 'function');
-}
-
-/** An object option implementing `methods`, checked by duck typing; the error names what is missing. */
-const implementing = <T>(name: string, methods: readonly string[]) =>
-  z.custom<T>((value) => missingMethods(value, methods).length === 0, {
-    error: (issue) => `must implement ${name} (missing ${missingMethods(issue.input, methods).join(', ')})`,
-  });
-
+/** The methods an object must have to be accepted as `storage` (checked by name). */
 const STORAGE_METHODS = [
   'createClient',
   'getClient',
@@ -351,50 +70,6 @@ const STORAGE_METHODS = [
   'deleteExpired',
   'close',
 ] as const;
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** An absolute URL: https, or http on a loopback host; no fragment. */
-function webUrl(what: string, { allowQuery }: { allowQuery: boolean }) {
-  return z.string().superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `${what} must be an absolute URL` });
-      return;
-    }
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-      ctx.addIssue({ code: 'custom', message: `${what} must use https (http is accepted only on loopback)` });
-    }
-    if (value.includes('#')) ctx.addIssue({ code: 'custom', message: `${what} must not have a fragment` });
-    if (!allowQuery && value.includes('?'))
-      ctx.addIssue({ code: 'custom', message: `${what} must not have a query` });
-  });
-}
-
-/** How URL parsing writes the origin and path of `value`, when `value` writes them otherwise. */
-function unlessNormalForm(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined; // reported as not a URL
-  }
-  const written = value.split(/[?#]/, 1)[0];
-  if (written === url.origin + url.pathname || (url.pathname === '/' && written === url.origin))
-    return undefined;
-  return url.pathname === '/' ? url.origin : url.origin + url.pathname;
-}
-
-const path = z
-  .string()
-  .regex(/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/, 'must be an absolute path such as /oauth/token');
-const seconds = z.number().int().nonnegative();
-const positiveSeconds = z.number().int().positive();
-const signingAlg = z.enum(['RS256', 'ES256']);
-/** A read-only list (callers may pass `readonly` arrays), of at least `min` entries. */
-const list = <T extends z.ZodType>(item: T, min = 0) => z.array(item).min(min).readonly();
 
 // ---- the schema ------------------------------------------------------------------------------------
 
@@ -1116,7 +791,7 @@ export class InvalidOptionsError extends TypeError {
  * @throws InvalidOptionsError naming every invalid option
  */
 export function parseOptions(options: unknown): ParsedOptions {
-  const result = optionsSchema.safeParse(options, { error: messages });
+  const result = optionsSchema.safeParse(options, { error: optionMessages });
   if (result.success) return result.data;
   throw new InvalidOptionsError(
     result.error.issues.map(

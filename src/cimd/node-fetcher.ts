@@ -25,7 +25,7 @@ import type * as Dns from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import type * as Https from 'node:https';
 import type { Socket } from 'node:net';
-import { DEFAULTS } from '../options.js';
+import { DEFAULTS } from '../defaults.js';
 import { type AddressRange, parseAddressRange, parseIPAddress } from '../protocol/ip-address.js';
 import { ClientMetadataDocumentError, type ClientMetadataDocumentProblem } from './errors.js';
 import type { HostLookup, MetadataFetcher, MetadataFetchResponse, ResolvedAddress } from './fetcher.js';

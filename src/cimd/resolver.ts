@@ -11,7 +11,8 @@
  * @module
  */
 import { type Clock, type Logger, nowSeconds, silentLogger } from '../core/context.js';
-import { type ClientIdMetadataDocumentOptions, DEFAULTS } from '../options.js';
+import { DEFAULTS } from '../defaults.js';
+import type { ClientIdMetadataDocumentOptions } from '../options.js';
 import type { ClientResolver } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from './cache.js';

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClientIdMetadataResolver } from '../../src/cimd/resolver.js';
-import { DEFAULTS, optionsSchema } from '../../src/options.js';
+import { DEFAULTS } from '../../src/defaults.js';
+import { optionsSchema } from '../../src/options.js';
 import { startHttpsServer, type TestHttpsServer } from '../helpers/servers.js';
 import { createTestCertificate, type TestCertificate } from '../helpers/tls.js';
 
