@@ -25,7 +25,11 @@ export const optionMessages: z.core.$ZodErrorMap = (issue) => {
   if (bound !== undefined) return bound;
   if (issue.code === 'invalid_type') {
     if (issue.input === undefined) return 'is required';
-    return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
+    const article = /^[aeiou]/.test(issue.expected) ? 'an' : 'a';
+    return `must be ${issue.expected === 'int' ? 'an integer' : `${article} ${issue.expected}`}`;
+  }
+  if (issue.code === 'invalid_value') {
+    return `must be ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
   if (issue.code === 'unrecognized_keys') return `unknown option(s): ${issue.keys.join(', ')}`;
   return undefined;

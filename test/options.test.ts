@@ -105,6 +105,19 @@ describe('invalid options', () => {
     expect(error.problems).toContain('options.logger: must implement Logger (missing debug, warn, error)');
   });
 
+  it('refuses a signing algorithm this library does not sign with, listing those it does (RFC 7518 §3.1)', async () => {
+    const error = await problemsOf({ ...base(), keys: { idTokenAlg: 'HS256' } });
+    expect(error.problems).toEqual(['options.keys.idTokenAlg: must be one of "RS256", "ES256"']);
+  });
+
+  it('says which type an option must have', async () => {
+    const error = await problemsOf({ ...base(), resources: 'https://auth.example.com', maxBodyBytes: '64k' });
+    expect(error.problems).toEqual([
+      'options.resources: must be an array',
+      'options.maxBodyBytes: must be a number',
+    ]);
+  });
+
   it.each([
     [
       'a negative access token lifetime',
