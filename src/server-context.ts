@@ -101,7 +101,7 @@ export function createServerContext(
         if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) return client;
         clientCache.delete(clientId);
       }
-      const client = await config.storage.getClient(clientId, now);
+      const client = await config.storage.clients.get(clientId, now);
       // Only found clients are kept: one registered a moment ago must not be hidden by an earlier miss.
       if (client !== null && cacheMs > 0) {
         if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) {

@@ -131,7 +131,7 @@ export function storageFailureCode(error: unknown): 'storage_unavailable' | 'sto
  */
 export async function touchStorage(config: ServerConfig): Promise<void> {
   await startupStep(storageFailureCode, 'the storage failed on its first use', () =>
-    config.storage.listSigningKeys(),
+    config.storage.keys.list(),
   );
 }
 

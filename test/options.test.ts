@@ -89,9 +89,10 @@ describe('invalid options', () => {
   });
 
   it('refuses a storage that does not implement the Storage interface, naming what it lacks', async () => {
-    const { rotateRefreshToken: _dropped, ...incomplete } = memoryStorage();
+    const { rotateRefreshToken: _dropped, ...grants } = memoryStorage().grants;
+    const incomplete = { ...memoryStorage(), grants };
     expect((await problemsOf({ ...base(), storage: incomplete })).problems).toEqual([
-      'options.storage: must implement the Storage interface (missing rotateRefreshToken)',
+      'options.storage: must implement the Storage interface (missing grants.rotateRefreshToken; docs/storage.md)',
     ]);
     for (const storage of [{}, null]) {
       const error = await problemsOf({ ...base(), storage });

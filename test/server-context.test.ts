@@ -8,10 +8,10 @@ import type { Storage } from '../src/storage/types.js';
 import { Harness, json } from './helpers/harness.js';
 import { recordingStorage } from './helpers/recording-storage.js';
 
-/** Storage that counts `getClient` reads. */
+/** Storage that counts `clients.get` reads. */
 function countingStorage(): { storage: Storage; reads: () => number } {
   const { storage, calls } = recordingStorage();
-  return { storage, reads: () => calls.filter((name) => name === 'getClient').length };
+  return { storage, reads: () => calls.filter((name) => name === 'clients.get').length };
 }
 
 describe('client cache (clientCacheSeconds)', () => {
@@ -40,7 +40,7 @@ describe('client cache (clientCacheSeconds)', () => {
     const client = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
     const { code, pkce } = await h.obtainCode(client);
     const exchanged = await h.exchange(client, code, pkce);
-    expect((await counter.storage.getClient(client.client_id, h.clock.now()))?.expiresAt).toBeUndefined();
+    expect((await counter.storage.clients.get(client.client_id, h.clock.now()))?.expiresAt).toBeUndefined();
     const before = counter.reads();
     // The copy cached before the exchange still carried `expiresAt`: it must have been dropped.
     await h.introspect(client, json(exchanged).access_token as string);
@@ -80,7 +80,7 @@ describe('client cache (clientCacheSeconds)', () => {
 
   it('sees a client deleted directly in storage once the window has passed', async () => {
     const { client, body } = await h.tokens({ token_endpoint_auth_method: 'client_secret_post' });
-    await counter.storage.deleteClient(client.client_id, h.clock.now());
+    await counter.storage.clients.delete(client.client_id, h.clock.now());
     h.clock.advance(5);
     expect((await h.introspect(client, body.access_token as string)).status).toBe(401);
   });

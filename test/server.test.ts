@@ -17,14 +17,17 @@ import { randomSchemaName, requirePostgres } from './helpers/services.js';
 
 const ISSUER = 'https://auth.example.com';
 
-/** Memory storage whose `method` rejects with `error`. */
-function failing(method: string, error: unknown): Storage {
-  return new Proxy(memoryStorage(), {
+/** Memory storage whose method `store.method` (`keys.list`) rejects with `error`. */
+function failing(path: `${'clients' | 'grants' | 'keys'}.${string}`, error: unknown): Storage {
+  const storage = memoryStorage();
+  const [store, method] = path.split('.') as ['clients' | 'grants' | 'keys', string];
+  const inner = new Proxy(storage[store], {
     get(target, name, receiver) {
       if (name === method) return async () => Promise.reject(error);
       return Reflect.get(target, name, receiver) as unknown;
     },
   });
+  return { ...storage, [store]: inner };
 }
 
 /** A driver's error: a message and a `code` (Node errno or SQLSTATE). */
@@ -56,8 +59,8 @@ describe('start-up', () => {
   it('resolves with a server that is ready: it routes, and its keys are published, at once', async () => {
     const { storage, calls } = recordingStorage();
     const server = await createAuthorizationServer({ issuer: ISSUER, storage });
-    expect(calls).toContain('listSigningKeys');
-    expect(calls).toContain('addSigningKey');
+    expect(calls).toContain('keys.list');
+    expect(calls).toContain('keys.add');
     expect(server.matches('/oauth/token')).toBe(true);
     const jwks = await server.handle({ method: 'GET', url: '/.well-known/jwks.json', headers: {} });
     expect(JSON.parse(jwks?.body ?? '{}').keys).toHaveLength(2);
@@ -73,7 +76,7 @@ describe('start-up', () => {
 
   it('rejects with storage_unavailable, the driver error as cause, when the storage cannot be reached', async () => {
     const refused = driverError('connect ECONNREFUSED 10.0.0.5:5432', 'ECONNREFUSED');
-    const error = await startupFailure({ issuer: ISSUER, storage: failing('listSigningKeys', refused) });
+    const error = await startupFailure({ issuer: ISSUER, storage: failing('keys.list', refused) });
     expect(error.code).toBe('storage_unavailable');
     expect(error.cause).toBe(refused);
     expect(error.message).toContain('ECONNREFUSED');
@@ -81,20 +84,20 @@ describe('start-up', () => {
 
   it('rejects with storage_migration_failed when the storage fails a statement on first use', async () => {
     const denied = driverError('permission denied for database auth', '42501');
-    const error = await startupFailure({ issuer: ISSUER, storage: failing('listSigningKeys', denied) });
+    const error = await startupFailure({ issuer: ISSUER, storage: failing('keys.list', denied) });
     expect(error.code).toBe('storage_migration_failed');
     expect(error.cause).toBe(denied);
   });
 
   it('takes the code a storage states itself', async () => {
     const stated = driverError('schema is two versions behind', 'storage_migration_failed');
-    const error = await startupFailure({ issuer: ISSUER, storage: failing('listSigningKeys', stated) });
+    const error = await startupFailure({ issuer: ISSUER, storage: failing('keys.list', stated) });
     expect(error.code).toBe('storage_migration_failed');
   });
 
   it('rejects with signing_keys_unavailable when a generated key cannot be stored', async () => {
     const full = driverError('could not extend file: No space left on device', '53100');
-    const error = await startupFailure({ issuer: ISSUER, storage: failing('addSigningKey', full) });
+    const error = await startupFailure({ issuer: ISSUER, storage: failing('keys.add', full) });
     expect(error.code).toBe('signing_keys_unavailable');
     expect(error.cause).toBe(full);
   });
@@ -197,7 +200,7 @@ describe.skipIf(postgres === undefined)('start-up on PostgreSQL', () => {
     schemas.push(schema);
     const storage = postgresStorage({ connectionString: postgres!.url }, { schema });
     const server = await createAuthorizationServer({ issuer: ISSUER, storage });
-    expect((await storage.listSigningKeys()).map((key) => key.alg).sort()).toEqual(['ES256', 'RS256']);
+    expect((await storage.keys.list()).map((key) => key.alg).sort()).toEqual(['ES256', 'RS256']);
     await server.close();
     await storage.close();
   });

@@ -2,5 +2,5 @@
 import { migrate } from 'portcullis/postgres';
 
 const report = await migrate({ connectionString: process.env.DATABASE_URL ?? '' });
-console.log(report); // { schema: 'portcullis', fromVersion: 0, toVersion: 1, applied: [1] }
+console.log(report); // { schema: 'portcullis', fromVersion: 0, toVersion: 2, applied: [1, 2] }
 // #endregion migrate

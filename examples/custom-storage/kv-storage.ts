@@ -1,32 +1,33 @@
 /**
  * A third-party storage adapter: {@link Storage} over a key-value store that keeps JSON strings,
  * as Deno KV, FoundationDB, etcd or DynamoDB do. It shows the one thing an adapter must get right:
- * the ATOMIC steps of the contract (consuming a pending authorization or a code, creating and
- * revoking a grant, rotating a refresh token) are each one conditional commit, retried when another
- * writer got there first. It passes `runStorageConformance` (see test/examples/custom-storage.test.ts).
+ * each ATOMIC step of the contract (consuming a pending authorization, redeeming a code, rotating a
+ * refresh token) is one conditional commit, retried on fresh data when another writer got there
+ * first. Everything else is plain reads and writes. It passes `runStorageConformance`, across two
+ * instances over one store (see test/examples/custom-storage.test.ts).
  *
- * Data layout (every value is a JSON string):
- * - `client/<id>`, `pending/<hash>`, `code/<hash>`, `access/<hash>`, `refresh/<hash>`, `key/<kid>`
- * - `grant/<id>`: `{ record, revokedAt }`; `record` is null for the revoked placeholder that
- *   `revokeGrant` leaves for an id not created yet. Tokens are not rewritten on revocation: reading
- *   a token checks its grant, so revoking a grant is a single write.
- * - `consent/<user>/<client>` and the index `user-grant/<user>/<grantId>` (parts URI-encoded).
+ * Data layout (every value is a JSON string): `client/<id>`, `pending/<hash>`, `code/<hash>`,
+ * `grant/<id>`, `access/<hash>`, `refresh/<hash>`, `consent/<user>/<client>`, `key/<kid>`, and the
+ * index `user-grant/<user>/<grantId>` (parts URI-encoded). Tokens are not rewritten when their
+ * grant is revoked: every token read checks its grant, so revoking a grant is a single write, and
+ * a token written by a rotation that raced the revocation still reads as revoked.
  *
- * Scans (`deleteClient`, `deleteExpired`) walk a prefix; a production adapter would keep indexes
+ * Scans (`clients.delete`, `deleteExpired`) walk a prefix; a production adapter would keep indexes
  * or use the store's own expiry.
  */
-import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  ClientRecord,
-  ConsentRecord,
-  ConsumeCodeResult,
-  GrantRecord,
-  PendingAuthorizationRecord,
-  RefreshTokenRecord,
-  RotateResult,
-  SigningKeyRecord,
-  Storage,
+import {
+  type AccessTokenRecord,
+  type AuthorizationCodeRecord,
+  type ClientRecord,
+  CODE_TOMBSTONE_SECONDS,
+  type ConsentRecord,
+  type GrantRecord,
+  type PendingAuthorizationRecord,
+  type RedeemResult,
+  type RefreshTokenRecord,
+  type RotateResult,
+  type SigningKeyRecord,
+  type Storage,
 } from 'portcullis';
 
 // #region kv-interface
@@ -66,9 +67,7 @@ export function mapKeyValueStore(): KeyValueStore {
     },
     async commit(checks, writes) {
       // No await between the checks and the writes: the commit is atomic in one process.
-      for (const { key, version } of checks) {
-        if ((map.get(key)?.version ?? null) !== version) return false;
-      }
+      if (checks.some(({ key, version }) => (map.get(key)?.version ?? null) !== version)) return false;
       clock++;
       for (const { key, value } of writes) {
         if (value === null) map.delete(key);
@@ -77,12 +76,6 @@ export function mapKeyValueStore(): KeyValueStore {
       return true;
     },
   };
-}
-
-/** The value stored under `grant/<id>`. */
-interface GrantEntry {
-  readonly record: GrantRecord | null;
-  readonly revokedAt?: number;
 }
 
 const part = encodeURIComponent;
@@ -98,8 +91,18 @@ const keys = {
   signingKey: (kid: string) => `key/${part(kid)}`,
 };
 
-/** Consumed codes stay this long past their expiry, so late replays are still recognised. */
-const CODE_TOMBSTONE_SECONDS = 600;
+type Check = Parameters<KeyValueStore['commit']>[0][number];
+type Write = Parameters<KeyValueStore['commit']>[1][number];
+/** What one attempt of an atomic step decided: a result without writing, or a commit to try. */
+type Plan<R> =
+  | { readonly done: R }
+  | { readonly checks: Check[]; readonly writes: Write[]; readonly result: R };
+
+const put = (key: string, value: unknown): Write => ({ key, value: JSON.stringify(value) });
+const remove = (key: string): Write => ({ key, value: null });
+const at = (key: string, version: number | null): Check => ({ key, version });
+const active = (grant: GrantRecord | undefined, now: number): grant is GrantRecord =>
+  grant !== undefined && grant.revokedAt === undefined && grant.expiresAt > now;
 
 /**
  * Creates a {@link Storage} over `kv`.
@@ -112,30 +115,18 @@ export function kvStorage(kv: KeyValueStore): Storage {
     const found = await kv.get(key);
     return found === null ? null : { record: JSON.parse(found.value) as T, version: found.version };
   }
-  const put = (key: string, value: unknown) => ({ key, value: JSON.stringify(value) });
-  const remove = (key: string) => ({ key, value: null });
-  const at = (key: string, version: number | null) => ({ key, version });
-
-  /** Writes `value` unless the key exists. */
-  async function insert(key: string, value: unknown): Promise<boolean> {
-    return kv.commit([at(key, null)], [put(key, value)]);
+  const value = async <T>(key: string) => (await read<T>(key))?.record;
+  /** Writes `record` at `key` unless the key exists; throws if it does. */
+  async function insert(key: string, record: unknown): Promise<void> {
+    if (!(await kv.commit([at(key, null)], [put(key, record)]))) throw new Error(`${key} already exists`);
   }
+  const write = async (key: string, record: unknown) => void (await kv.commit([], [put(key, record)]));
 
   /**
-   * The read-check-write loop every atomic step uses: `step` reads, decides, and returns the checks
-   * and writes of its commit (or a result without writing); when the commit loses a race, the step
-   * runs again on fresh data.
+   * The read-check-write loop every atomic step uses: `step` reads and decides; when its commit
+   * loses a race, it runs again on fresh data.
    */
-  async function atomically<R>(
-    step: () => Promise<
-      | { readonly done: R }
-      | {
-          readonly checks: Parameters<KeyValueStore['commit']>[0];
-          readonly writes: Parameters<KeyValueStore['commit']>[1];
-          readonly result: R;
-        }
-    >,
-  ): Promise<R> {
+  async function atomically<R>(step: () => Promise<Plan<R>>): Promise<R> {
     for (;;) {
       const plan = await step();
       if ('done' in plan) return plan.done;
@@ -143,320 +134,252 @@ export function kvStorage(kv: KeyValueStore): Storage {
     }
   }
 
-  async function grantEntry(grantId: string) {
-    return read<GrantEntry>(keys.grant(grantId));
-  }
+  /** Replaces the value at `key` with `change(value)` unless it is absent or `change` says no. */
+  const update = <T>(key: string, change: (current: T) => T | undefined) =>
+    atomically<boolean>(async () => {
+      const found = await read<T>(key);
+      const next = found === null ? undefined : change(found.record);
+      if (found === null || next === undefined) return { done: false };
+      return { checks: [at(key, found.version)], writes: [put(key, next)], result: true };
+    });
 
-  function grantActive(entry: GrantEntry | undefined, now: number): boolean {
-    return (
-      entry?.record !== undefined &&
-      entry.record !== null &&
-      entry.revokedAt === undefined &&
-      entry.record.expiresAt > now
+  const revoke = (grantId: string, now: number) =>
+    update<GrantRecord>(keys.grant(grantId), (g) =>
+      g.revokedAt === undefined ? { ...g, revokedAt: now } : undefined,
     );
-  }
 
-  function revoked(entry: GrantEntry | null, now: number): GrantEntry {
-    return entry?.record
-      ? { record: { ...entry.record, revokedAt: now }, revokedAt: now }
-      : { record: null, revokedAt: now };
+  /** A token, if neither it nor its grant is revoked or expired. */
+  async function liveToken<T extends AccessTokenRecord | RefreshTokenRecord>(
+    key: string,
+    now: number,
+    grantExpires: boolean,
+  ) {
+    const token = await value<T>(key);
+    if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
+    const grant = await value<GrantRecord>(keys.grant(token.grantId));
+    if (grant === undefined || grant.revokedAt !== undefined) return null;
+    return grantExpires && grant.expiresAt <= now ? null : token;
   }
 
   return {
-    async createClient(client) {
-      if (!(await insert(keys.client(client.clientId), client))) {
-        throw new Error(`client ${client.clientId} already exists`);
-      }
+    clients: {
+      create: (client) => insert(keys.client(client.clientId), client),
+      async get(clientId, now) {
+        const client = await value<ClientRecord>(keys.client(clientId));
+        return client === undefined || (client.expiresAt ?? Number.POSITIVE_INFINITY) <= now ? null : client;
+      },
+      clearExpiry: (clientId) =>
+        update<ClientRecord>(keys.client(clientId), ({ expiresAt: _cleared, ...kept }) => kept),
+      async delete(clientId, now) {
+        if (!(await kv.get(keys.client(clientId)))) return false;
+        await kv.commit([], [remove(keys.client(clientId))]);
+        for (const key of await kv.list('consent/')) {
+          if ((await value<ConsentRecord>(key))?.clientId === clientId) await kv.commit([], [remove(key)]);
+        }
+        for (const key of await kv.list('grant/')) {
+          const grant = await value<GrantRecord>(key);
+          if (grant?.clientId === clientId) await revoke(grant.grantId, now);
+        }
+        return true;
+      },
     },
-    async getClient(clientId, now) {
-      const client = (await read<ClientRecord>(keys.client(clientId)))?.record;
-      if (client === undefined || (client.expiresAt !== undefined && client.expiresAt <= now)) return null;
-      return client;
-    },
-    async updateClient(client) {
-      return atomically(async () => {
-        const current = await kv.get(keys.client(client.clientId));
-        if (current === null) return { done: false };
-        return {
-          checks: [at(keys.client(client.clientId), current.version)],
-          writes: [put(keys.client(client.clientId), client)],
-          result: true,
-        };
-      });
-    },
-    async deleteClient(clientId, now) {
-      const current = await kv.get(keys.client(clientId));
-      if (
-        current === null ||
-        !(await kv.commit([at(keys.client(clientId), current.version)], [remove(keys.client(clientId))]))
-      ) {
-        return false;
-      }
-      for (const key of await kv.list('consent/')) {
-        const consent = await read<ConsentRecord>(key);
-        if (consent?.record.clientId === clientId) await kv.commit([at(key, consent.version)], [remove(key)]);
-      }
-      for (const key of await kv.list('grant/')) {
-        await atomically(async () => {
-          const entry = await read<GrantEntry>(key);
-          if (
-            entry === null ||
-            entry.record.record?.clientId !== clientId ||
-            entry.record.revokedAt !== undefined
-          ) {
-            return { done: undefined };
-          }
+
+    interactions: {
+      create: (pending) => write(keys.pending(pending.idHash), pending),
+      async get(idHash, now) {
+        const pending = await value<PendingAuthorizationRecord>(keys.pending(idHash));
+        return pending === undefined || pending.expiresAt <= now ? null : pending;
+      },
+      bind: (idHash, binding, now) =>
+        update<PendingAuthorizationRecord>(keys.pending(idHash), (pending) =>
+          pending.expiresAt <= now || (pending.userId !== undefined && pending.userId !== binding.userId)
+            ? undefined
+            : { ...pending, ...binding },
+        ),
+      // #region consume-pending
+      consume: (idHash, now) =>
+        // ATOMIC: delete the record only if nobody changed it since we read it. Of concurrent
+        // callers, one commit succeeds; the others retry, find nothing, and get null.
+        atomically(async () => {
+          const found = await read<PendingAuthorizationRecord>(keys.pending(idHash));
+          if (found === null) return { done: null };
           return {
-            checks: [at(key, entry.version)],
-            writes: [put(key, revoked(entry.record, now))],
-            result: undefined,
+            checks: [at(keys.pending(idHash), found.version)],
+            writes: [remove(keys.pending(idHash))],
+            result: found.record.expiresAt <= now ? null : found.record,
           };
-        });
-      }
-      return true;
+        }),
+      // #endregion consume-pending
     },
 
-    async createPendingAuthorization(pending) {
-      await kv.commit([], [put(keys.pending(pending.idHash), pending)]);
-    },
-    async getPendingAuthorization(idHash, now) {
-      const pending = (await read<PendingAuthorizationRecord>(keys.pending(idHash)))?.record;
-      return pending === undefined || pending.expiresAt <= now ? null : pending;
-    },
-    async bindPendingAuthorization(idHash, binding, now) {
-      return atomically(async () => {
-        const found = await read<PendingAuthorizationRecord>(keys.pending(idHash));
-        if (found === null || found.record.expiresAt <= now) return { done: false };
-        const pending = found.record;
-        if (pending.userId !== undefined && pending.userId !== binding.userId) return { done: false };
-        const bound: PendingAuthorizationRecord = {
-          ...pending,
-          userId: binding.userId,
-          csrfHash: binding.csrfHash,
-          ...(binding.sessionId === undefined ? {} : { sessionId: binding.sessionId }),
-        };
-        return {
-          checks: [at(keys.pending(idHash), found.version)],
-          writes: [put(keys.pending(idHash), bound)],
-          result: true,
-        };
-      });
-    },
-    // #region consume-pending
-    async consumePendingAuthorization(idHash, now) {
-      // ATOMIC: delete the record only if nobody changed it since we read it. Of concurrent
-      // callers, one commit succeeds; the others retry, find nothing, and get null.
-      return atomically(async () => {
-        const found = await read<PendingAuthorizationRecord>(keys.pending(idHash));
-        if (found === null) return { done: null };
-        return {
-          checks: [at(keys.pending(idHash), found.version)],
-          writes: [remove(keys.pending(idHash))],
-          result: found.record.expiresAt <= now ? null : found.record,
-        };
-      });
-    },
-    // #endregion consume-pending
-
-    async createAuthorizationCode(code) {
-      await kv.commit([], [put(keys.code(code.codeHash), code)]);
-    },
-    async getAuthorizationCode(codeHash, now) {
-      const code = (await read<AuthorizationCodeRecord>(keys.code(codeHash)))?.record;
-      return code === undefined || code.expiresAt <= now ? null : code;
-    },
-    async consumeAuthorizationCode(codeHash, now) {
-      return atomically<ConsumeCodeResult | null>(async () => {
-        const found = await read<AuthorizationCodeRecord>(keys.code(codeHash));
-        if (found === null || found.record.expiresAt <= now) return { done: null };
-        if (found.record.consumedAt !== undefined) {
-          return { done: { outcome: 'replayed', code: found.record } };
-        }
-        const consumed = { ...found.record, consumedAt: now };
-        return {
-          checks: [at(keys.code(codeHash), found.version)],
-          writes: [put(keys.code(codeHash), consumed)],
-          result: { outcome: 'consumed', code: consumed },
-        };
-      });
-    },
-
-    async createGrant({ grant, accessToken, refreshToken }) {
-      // ATOMIC: the grant key must not exist (not even as a revoked placeholder); the grant, its
-      // tokens and the user index are written in the same commit.
-      const entry: GrantEntry = {
-        record: grant,
-        ...(grant.revokedAt === undefined ? {} : { revokedAt: grant.revokedAt }),
-      };
-      return kv.commit(
-        [at(keys.grant(grant.grantId), null)],
-        [
-          put(keys.grant(grant.grantId), entry),
-          put(keys.userGrant(grant.userId, grant.grantId), grant.grantId),
-          put(keys.access(accessToken.tokenHash), accessToken),
-          ...(refreshToken === undefined ? [] : [put(keys.refresh(refreshToken.tokenHash), refreshToken)]),
-        ],
-      );
-    },
-    async getGrant(grantId) {
-      return (await grantEntry(grantId))?.record.record ?? null;
-    },
-    async listGrantsByUser(userId, now) {
-      const grants: GrantRecord[] = [];
-      for (const key of await kv.list(`user-grant/${part(userId)}/`)) {
-        const grantId = (await read<string>(key))?.record;
-        const entry = grantId === undefined ? null : await grantEntry(grantId);
-        if (entry !== null && grantActive(entry.record, now)) grants.push(entry.record.record!);
-      }
-      return grants.sort((a, b) => b.createdAt - a.createdAt || (a.grantId < b.grantId ? -1 : 1));
-    },
-    async revokeGrant(grantId, now) {
-      // ATOMIC enough for the contract: one conditional write marks the grant (or a placeholder).
-      return atomically(async () => {
-        const found = await grantEntry(grantId);
-        if (found?.record.revokedAt !== undefined) return { done: false };
-        return {
-          checks: [at(keys.grant(grantId), found?.version ?? null)],
-          writes: [put(keys.grant(grantId), revoked(found?.record ?? null, now))],
-          result: found !== null && found.record.record !== null,
-        };
-      });
-    },
-
-    async createAccessToken(token) {
-      await kv.commit([], [put(keys.access(token.tokenHash), token)]);
-    },
-    async getAccessToken(tokenHash, now) {
-      const token = (await read<AccessTokenRecord>(keys.access(tokenHash)))?.record;
-      if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
-      const grant = await grantEntry(token.grantId);
-      return grant === null || grant.record.revokedAt !== undefined ? null : token;
-    },
-    async revokeAccessToken(tokenHash, now) {
-      return atomically(async () => {
-        const found = await read<AccessTokenRecord>(keys.access(tokenHash));
-        if (found === null || found.record.revokedAt !== undefined) return { done: false };
-        return {
-          checks: [at(keys.access(tokenHash), found.version)],
-          writes: [put(keys.access(tokenHash), { ...found.record, revokedAt: now })],
-          result: true,
-        };
-      });
-    },
-
-    async getRefreshToken(tokenHash, now) {
-      const token = (await read<RefreshTokenRecord>(keys.refresh(tokenHash)))?.record;
-      if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
-      return grantActive((await grantEntry(token.grantId))?.record, now) ? token : null;
-    },
-    // #region rotate-refresh
-    async rotateRefreshToken(oldHash, next, now, graceSeconds) {
-      // ATOMIC: the commit is conditional on both the old token and its grant being unchanged, so
-      // of concurrent rotations one wins; the others retry and see a rotated token (reuse).
-      return atomically<RotateResult>(async () => {
-        const old = await read<RefreshTokenRecord>(keys.refresh(oldHash));
-        if (old === null || old.record.revokedAt !== undefined || old.record.expiresAt <= now) {
-          return { done: { outcome: 'invalid' } };
-        }
-        const grant = await grantEntry(old.record.grantId);
-        if (grant === null || !grantActive(grant.record, now)) return { done: { outcome: 'invalid' } };
-        const grantKey = keys.grant(old.record.grantId);
-        if (old.record.rotatedAt !== undefined) {
-          if (graceSeconds > 0 && now - old.record.rotatedAt < graceSeconds) {
-            return { done: { outcome: 'grace', previous: old.record } };
+    codes: {
+      create: (code) => write(keys.code(code.codeHash), code),
+      async get(codeHash, now) {
+        const code = await value<AuthorizationCodeRecord>(keys.code(codeHash));
+        if (code === undefined) return null;
+        return code.expiresAt + (code.consumedAt === undefined ? 0 : CODE_TOMBSTONE_SECONDS) > now
+          ? code
+          : null;
+      },
+      // #region redeem
+      redeem: ({ codeHash, grant, accessToken, refreshToken, now }) =>
+        // ATOMIC: one commit marks the code consumed and writes the grant with its tokens, on the
+        // condition that the code is unchanged since read. Of concurrent redeemers one commits; the
+        // others retry, find the code consumed, and are told it is a replay.
+        atomically<RedeemResult>(async () => {
+          const found = await read<AuthorizationCodeRecord>(keys.code(codeHash));
+          const code = found?.record;
+          if (found === null || code === undefined) return { done: { outcome: 'invalid' } };
+          if (code.consumedAt !== undefined) {
+            if (code.expiresAt + CODE_TOMBSTONE_SECONDS <= now) return { done: { outcome: 'invalid' } };
+            return {
+              done: { outcome: 'replayed', grantId: code.grantId, consumedAt: code.consumedAt },
+            };
           }
+          if (code.expiresAt <= now || code.grantId !== grant.grantId)
+            return { done: { outcome: 'invalid' } };
           return {
-            checks: [at(grantKey, grant.version)],
-            writes: [put(grantKey, revoked(grant.record, now))],
-            result: { outcome: 'reused', grantId: old.record.grantId },
+            checks: [at(keys.code(codeHash), found.version), at(keys.grant(grant.grantId), null)],
+            writes: [
+              put(keys.code(codeHash), { ...code, consumedAt: now }),
+              put(keys.grant(grant.grantId), grant),
+              put(keys.userGrant(grant.userId, grant.grantId), grant.grantId),
+              put(keys.access(accessToken.tokenHash), accessToken),
+              ...(refreshToken === undefined
+                ? []
+                : [put(keys.refresh(refreshToken.tokenHash), refreshToken)]),
+            ],
+            result: { outcome: 'redeemed' },
           };
+        }),
+      // #endregion redeem
+    },
+
+    grants: {
+      get: async (grantId) => (await value<GrantRecord>(keys.grant(grantId))) ?? null,
+      async listByUser(userId, now) {
+        const out: GrantRecord[] = [];
+        for (const key of await kv.list(`user-grant/${part(userId)}/`)) {
+          const grant = await value<GrantRecord>(keys.grant((await value<string>(key)) ?? ''));
+          if (active(grant, now)) out.push(grant);
         }
-        const rotated: RefreshTokenRecord = {
-          ...old.record,
-          rotatedAt: now,
-          successorHash: next.refreshToken.tokenHash,
-          ...(next.sealedSuccessor === undefined ? {} : { sealedSuccessor: next.sealedSuccessor }),
-        };
-        return {
-          checks: [at(keys.refresh(oldHash), old.version), at(grantKey, grant.version)],
-          writes: [
-            put(keys.refresh(oldHash), rotated),
-            put(keys.refresh(next.refreshToken.tokenHash), next.refreshToken),
-            put(keys.access(next.accessToken.tokenHash), next.accessToken),
-          ],
-          result: { outcome: 'rotated' },
-        };
-      });
+        return out.sort((a, b) => b.createdAt - a.createdAt || (a.grantId < b.grantId ? -1 : 1));
+      },
+      revoke,
+      getAccessToken: (tokenHash, now) => liveToken<AccessTokenRecord>(keys.access(tokenHash), now, false),
+      addAccessToken: (token, now) =>
+        // Conditional on the grant, so that a token is never added after the grant's revocation.
+        atomically(async () => {
+          const grant = await read<GrantRecord>(keys.grant(token.grantId));
+          if (grant === null || !active(grant.record, now)) return { done: false };
+          return {
+            checks: [at(keys.grant(token.grantId), grant.version)],
+            writes: [put(keys.access(token.tokenHash), token)],
+            result: true,
+          };
+        }),
+      revokeAccessToken: (tokenHash, now) =>
+        update<AccessTokenRecord>(keys.access(tokenHash), (t) =>
+          t.revokedAt === undefined ? { ...t, revokedAt: now } : undefined,
+        ),
+      getRefreshToken: (tokenHash, now) => liveToken<RefreshTokenRecord>(keys.refresh(tokenHash), now, true),
+      // #region rotate-refresh
+      rotateRefreshToken: ({ tokenHash, successor, accessToken, sealedSuccessor, now }) =>
+        // ATOMIC: the commit is conditional on both the presented token and its grant, so of
+        // concurrent rotations one wins; the others retry and report the rotation that won. A
+        // revocation committed in between changes the grant: the rotation retries and is invalid.
+        atomically<RotateResult>(async () => {
+          const old = await read<RefreshTokenRecord>(keys.refresh(tokenHash));
+          const token = old?.record;
+          if (old === null || token === undefined || token.revokedAt !== undefined || token.expiresAt <= now)
+            return { done: { outcome: 'invalid' } };
+          const grant = await read<GrantRecord>(keys.grant(token.grantId));
+          if (grant === null || !active(grant.record, now)) return { done: { outcome: 'invalid' } };
+          if (token.rotatedAt !== undefined) {
+            const { grantId, rotatedAt, successorHash = '', sealedSuccessor: sealed } = token;
+            return {
+              done: {
+                outcome: 'already_rotated',
+                grantId,
+                rotatedAt,
+                successorHash,
+                ...(sealed === undefined ? {} : { sealedSuccessor: sealed }),
+              },
+            };
+          }
+          const rotated = {
+            ...token,
+            rotatedAt: now,
+            successorHash: successor.tokenHash,
+            ...(sealedSuccessor === undefined ? {} : { sealedSuccessor }),
+          };
+          return {
+            checks: [at(keys.refresh(tokenHash), old.version), at(keys.grant(token.grantId), grant.version)],
+            writes: [
+              put(keys.refresh(tokenHash), rotated),
+              put(keys.refresh(successor.tokenHash), successor),
+              put(keys.access(accessToken.tokenHash), accessToken),
+            ],
+            result: { outcome: 'rotated' },
+          };
+        }),
+      // #endregion rotate-refresh
     },
-    // #endregion rotate-refresh
 
-    async getConsent(userId, clientId) {
-      return (await read<ConsentRecord>(keys.consent(userId, clientId)))?.record ?? null;
-    },
-    async saveConsent(consent) {
-      await kv.commit([], [put(keys.consent(consent.userId, consent.clientId), consent)]);
-    },
-    async deleteConsent(userId, clientId) {
-      const current = await kv.get(keys.consent(userId, clientId));
-      if (current === null) return false;
-      return kv.commit(
-        [at(keys.consent(userId, clientId), current.version)],
-        [remove(keys.consent(userId, clientId))],
-      );
+    consents: {
+      get: async (userId, clientId) => (await value<ConsentRecord>(keys.consent(userId, clientId))) ?? null,
+      save: (consent) => write(keys.consent(consent.userId, consent.clientId), consent),
+      async delete(userId, clientId) {
+        const found = await kv.get(keys.consent(userId, clientId));
+        return (
+          found !== null &&
+          kv.commit(
+            [at(keys.consent(userId, clientId), found.version)],
+            [remove(keys.consent(userId, clientId))],
+          )
+        );
+      },
     },
 
-    async listSigningKeys() {
-      const found: SigningKeyRecord[] = [];
-      for (const key of await kv.list('key/')) {
-        const record = (await read<SigningKeyRecord>(key))?.record;
-        if (record !== undefined) found.push(record);
-      }
-      // `list` returns insertion order here; a store that lists by key order needs this sort.
-      return found.sort((a, b) => a.createdAt - b.createdAt);
-    },
-    async addSigningKey(key) {
-      if (!(await insert(keys.signingKey(key.kid), key)))
-        throw new Error(`signing key ${key.kid} already exists`);
-    },
-    async updateSigningKey(key) {
-      return atomically(async () => {
-        const current = await kv.get(keys.signingKey(key.kid));
-        if (current === null) return { done: false };
-        return {
-          checks: [at(keys.signingKey(key.kid), current.version)],
-          writes: [put(keys.signingKey(key.kid), key)],
-          result: true,
-        };
-      });
+    keys: {
+      async list() {
+        const all = await Promise.all((await kv.list('key/')).map((key) => value<SigningKeyRecord>(key)));
+        // Insertion order, then a stable sort by creation time.
+        return all.filter((k) => k !== undefined).sort((a, b) => a.createdAt - b.createdAt);
+      },
+      add: (key) => insert(keys.signingKey(key.kid), key),
+      update: (key) => update<SigningKeyRecord>(keys.signingKey(key.kid), () => key),
     },
 
     async deleteExpired(now) {
       let removed = 0;
-      /** Deletes `key` when `expired(value)`, unless it changed since it was read. */
-      async function sweep<T>(prefix: string, expired: (value: T) => boolean): Promise<void> {
+      /** Deletes each key under `prefix` whose value `expired` says is, unless it changed since read. */
+      async function sweep<T>(
+        prefix: string,
+        expired: (value: T) => boolean | Promise<boolean>,
+      ): Promise<void> {
         for (const key of await kv.list(prefix)) {
           const found = await read<T>(key);
           if (
             found !== null &&
-            expired(found.record) &&
+            (await expired(found.record)) &&
             (await kv.commit([at(key, found.version)], [remove(key)]))
-          ) {
+          )
             removed++;
-          }
         }
       }
-      await sweep<ClientRecord>('client/', (c) => c.expiresAt !== undefined && c.expiresAt <= now);
-      await sweep<PendingAuthorizationRecord>('pending/', (p) => p.expiresAt <= now);
+      const past = (t: { readonly expiresAt?: number }) => t.expiresAt !== undefined && t.expiresAt <= now;
+      await sweep<ClientRecord>('client/', past);
+      await sweep<PendingAuthorizationRecord>('pending/', past);
       await sweep<AuthorizationCodeRecord>('code/', (c) => c.expiresAt + CODE_TOMBSTONE_SECONDS <= now);
-      await sweep<AccessTokenRecord>('access/', (t) => t.expiresAt <= now);
-      await sweep<RefreshTokenRecord>('refresh/', (t) => t.expiresAt <= now);
-      await sweep<GrantEntry>(
+      await sweep<AccessTokenRecord>('access/', past);
+      await sweep<RefreshTokenRecord>('refresh/', past);
+      await sweep<GrantRecord>(
         'grant/',
-        (g) =>
-          (g.record !== null && g.record.expiresAt <= now) ||
-          (g.revokedAt !== undefined && g.revokedAt + CODE_TOMBSTONE_SECONDS <= now),
+        (g) => past(g) || (g.revokedAt ?? Number.POSITIVE_INFINITY) + CODE_TOMBSTONE_SECONDS <= now,
       );
-      await sweep<SigningKeyRecord>('key/', (k) => k.expiresAt !== undefined && k.expiresAt <= now);
+      await sweep<string>('user-grant/', async (grantId) => (await kv.get(keys.grant(grantId))) === null);
+      await sweep<SigningKeyRecord>('key/', past);
       return removed;
     },
     async close() {},

@@ -1,8 +1,12 @@
 /**
- * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5/§4.6): check every binding of the
- * code WITHOUT consuming it (a wrong verifier must not burn the code, ATK-03), then create the grant
- * under the id allocated with the code, which succeeds exactly once (the atomic step), mark the
- * code consumed, and revoke everything on a replay.
+ * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5/§4.6), as a recipe:
+ * 1. read the code and check every binding WITHOUT consuming it (a wrong verifier must not burn
+ *    the code, ATK-03); a consumed code is a replay: revoke what it issued (TOK-13), also after
+ *    its expiry, for as long as its tombstone lasts;
+ * 2. mint everything the response carries (access token, refresh token, ID token);
+ * 3. the commit point: redeem the code, which consumes it and stores the grant with its tokens in
+ *    one atomic step; of concurrent redemptions one wins, the others are replays;
+ * 4. best-effort bookkeeping that cannot fail the response.
  * @module
  */
 import { sha256 } from '../core/crypto.js';
@@ -11,10 +15,11 @@ import type { Params } from '../core/params.js';
 import { verifyCodeVerifier } from '../protocol/pkce.js';
 import { narrowResources } from '../protocol/resource.js';
 import type { ServerContext } from '../server-context.js';
-import type { ClientRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../storage/types.js';
 import { mintAccessToken } from '../tokens/access-token.js';
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken } from '../tokens/refresh-token.js';
+import { markClientUsed } from './client-use.js';
 import type { TokenResponse } from './token-response.js';
 
 const MAX_CODE_LENGTH = 512;
@@ -22,24 +27,27 @@ const MAX_CODE_LENGTH = 512;
 const invalidCode = () =>
   new OAuthError('invalid_grant', 'the authorization code is invalid, expired, or was already used');
 
-/** Exchanges an authorization code for tokens. */
-export async function authorizationCodeGrant(
+/** A second use of a code revokes what the first one issued (RFC 6749 §4.1.2), then fails. */
+async function replayed(ctx: ServerContext, client: ClientRecord, grantId: string): Promise<never> {
+  await ctx.config.storage.grants.revoke(grantId, ctx.now());
+  ctx.emit({ type: 'code.replayed', clientId: client.clientId, grantId });
+  ctx.emit({ type: 'grant.revoked', grantId, reason: 'code_replay' });
+  throw new OAuthError(
+    'invalid_grant',
+    'the authorization code was already used; the tokens issued with it are revoked',
+  );
+}
+
+/** Step 1: the code, if this client may redeem it with this request. */
+async function checkedCode(
   ctx: ServerContext,
   client: ClientRecord,
   params: Params,
-): Promise<TokenResponse> {
-  const { storage } = ctx.config;
-  const code = params.get('code');
-  if (code === undefined) throw new OAuthError('invalid_request', 'code is required');
-  const verifier = params.get('code_verifier');
-  if (verifier === undefined)
-    throw new OAuthError('invalid_request', 'code_verifier is required (RFC 7636 §4.5)');
-  if (code.length > MAX_CODE_LENGTH) throw invalidCode();
-
-  const codeHash = await sha256(code);
-  const record = await storage.getAuthorizationCode(codeHash, ctx.now());
-  if (record === null) throw invalidCode();
-  if (record.clientId !== client.clientId) throw invalidCode();
+  codeHash: string,
+  verifier: string,
+): Promise<AuthorizationCodeRecord> {
+  const record = await ctx.config.storage.codes.get(codeHash, ctx.now());
+  if (record === null || record.clientId !== client.clientId) throw invalidCode();
   const redirectUri = params.get('redirect_uri');
   if (
     record.redirectUriSent
@@ -49,20 +57,40 @@ export async function authorizationCodeGrant(
     throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request');
   }
   await verifyCodeVerifier(verifier, record.codeChallenge);
+  return record;
+}
+
+/**
+ * Exchanges an authorization code for tokens.
+ *
+ * @param ctx - the server's shared state
+ * @param client - the authenticated client
+ * @param params - the token request's parameters
+ * @returns the token response: access token, refresh token (clients registered for the grant),
+ *   ID token (`openid` in scope)
+ * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, other client's, replayed
+ *   code; wrong `redirect_uri` or `code_verifier`), `invalid_target`; a storage failure propagates
+ *   (answered 5xx) and leaves the code redeemable
+ * @see RFC 6749 §4.1.3, §10.5; RFC 7636 §4.6; RFC 8707 §2.2; OIDC Core §3.1.3.3
+ */
+export async function authorizationCodeGrant(
+  ctx: ServerContext,
+  client: ClientRecord,
+  params: Params,
+): Promise<TokenResponse> {
+  const code = params.get('code');
+  if (code === undefined) throw new OAuthError('invalid_request', 'code is required');
+  const verifier = params.get('code_verifier');
+  if (verifier === undefined)
+    throw new OAuthError('invalid_request', 'code_verifier is required (RFC 7636 §4.5)');
+  if (code.length > MAX_CODE_LENGTH) throw invalidCode();
+
+  const codeHash = await sha256(code);
+  const record = await checkedCode(ctx, client, params, codeHash, verifier);
   const audience = narrowResources(record.resources, params.getAll('resource'));
+  if (record.consumedAt !== undefined) return replayed(ctx, client, record.grantId);
 
-  const replayed = async (): Promise<never> => {
-    // RFC 6749 §4.1.2: a second use revokes what the first one issued.
-    await storage.revokeGrant(record.grantId, ctx.now());
-    ctx.emit({ type: 'code.replayed', clientId: client.clientId, grantId: record.grantId });
-    ctx.emit({ type: 'grant.revoked', grantId: record.grantId, reason: 'code_replay' });
-    throw new OAuthError(
-      'invalid_grant',
-      'the authorization code was already used; the tokens issued with it are revoked',
-    );
-  };
-  if (record.consumedAt !== undefined) return replayed();
-
+  // Step 2: mint. Nothing is stored yet, so a failure here leaves the code unused for a retry.
   const now = ctx.now();
   const grant: GrantRecord = {
     grantId: record.grantId,
@@ -85,22 +113,6 @@ export async function authorizationCodeGrant(
   const refresh = client.metadata.grant_types.includes('refresh_token')
     ? await mintRefreshToken(ctx, grant)
     : undefined;
-  const created = await storage.createGrant({
-    grant,
-    accessToken: access.record,
-    ...(refresh === undefined ? {} : { refreshToken: refresh.record }),
-  });
-  // The grant id was allocated with the code, so of concurrent redemptions exactly one creates the
-  // grant; the others are replays (ATK-02) and revoke what the winner received (TOK-13).
-  if (!created) return replayed();
-  await storage.consumeAuthorizationCode(codeHash, ctx.now());
-
-  if (client.expiresAt !== undefined) {
-    // The client has been used: it no longer expires as an abandoned registration.
-    const { expiresAt: _unused, ...kept } = client;
-    await storage.updateClient(kept);
-    ctx.forgetClient(client.clientId);
-  }
   const idToken = grant.scope.includes('openid')
     ? await mintIdToken(ctx, {
         client,
@@ -110,6 +122,20 @@ export async function authorizationCodeGrant(
         accessTokenHash: access.record.tokenHash,
       })
     : undefined;
+
+  // Step 3: the commit point.
+  const redeemed = await ctx.config.storage.codes.redeem({
+    codeHash,
+    grant,
+    accessToken: access.record,
+    ...(refresh === undefined ? {} : { refreshToken: refresh.record }),
+    now,
+  });
+  if (redeemed.outcome === 'replayed') return replayed(ctx, client, redeemed.grantId);
+  if (redeemed.outcome === 'invalid') throw invalidCode(); // expired since it was read
+
+  // Step 4: nothing below can fail the response.
+  await markClientUsed(ctx, client);
   ctx.emit({
     type: 'token.issued',
     clientId: client.clientId,

@@ -1,7 +1,13 @@
 /**
- * The `refresh_token` grant (RFC 6749 §6, OAuth 2.1 §4.3): rotation on every use, reuse detection
- * (a rotated-out token revokes the grant), scope and resource may only narrow, and an optional grace
- * period in which an identical retry gets the same successor.
+ * The `refresh_token` grant (RFC 6749 §6, OAuth 2.1 §4.3), as a recipe:
+ * 1. read the presented token (rotated or not) and check the request against it: same client,
+ *    scope and resources that only narrow;
+ * 2. decide what a token that is already rotated means: within the grace window, and sealed for
+ *    this very token, a retry (answered with the SAME successor); anything else is reuse, which
+ *    revokes the grant (RFC 9700 §4.14.2);
+ * 3. mint everything the response carries (access token, successor, ID token);
+ * 4. the commit point: rotate atomically (or, for a retry, store the new access token); a rotation
+ *    that finds the token already rotated by a concurrent request goes back to step 2.
  * @module
  */
 import { sha256 } from '../core/crypto.js';
@@ -10,16 +16,63 @@ import type { Params } from '../core/params.js';
 import { narrowResources } from '../protocol/resource.js';
 import { parseScope } from '../protocol/scope.js';
 import type { ServerContext } from '../server-context.js';
-import type { ClientRecord } from '../storage/types.js';
-import { mintAccessToken } from '../tokens/access-token.js';
+import type { ClientRecord, RefreshTokenRecord } from '../storage/types.js';
+import { type MintedAccessToken, mintAccessToken } from '../tokens/access-token.js';
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken, openSuccessor, sealSuccessor } from '../tokens/refresh-token.js';
+import { markClientUsed } from './client-use.js';
 import type { TokenResponse } from './token-response.js';
 
 const invalidToken = () =>
   new OAuthError('invalid_grant', 'the refresh token is invalid, expired, or revoked');
 
-/** Exchanges a refresh token for a new access token and a new refresh token. */
+/** The facts of a rotation, as the presented token or the atomic step reports them. */
+interface Rotation {
+  readonly grantId: string;
+  readonly rotatedAt: number;
+  readonly sealedSuccessor?: string | undefined;
+}
+
+/**
+ * Step 2: the successor to answer a retry with, or `undefined` when presenting the token again is
+ * reuse. A retry is the same token, from the same client (checked before), within
+ * `refreshGraceSeconds` of its rotation; the successor is recovered from its sealed copy, which
+ * opens only with the presented token.
+ */
+async function retrySuccessor(ctx: ServerContext, presented: string, rotation: Rotation) {
+  const grace = ctx.config.tokens.refreshGraceSeconds;
+  if (grace <= 0 || ctx.now() - rotation.rotatedAt >= grace) return undefined;
+  if (rotation.sealedSuccessor === undefined) return undefined;
+  return openSuccessor(presented, rotation.sealedSuccessor);
+}
+
+/** Reuse of a rotated token: the whole grant is revoked (RFC 9700 §4.14.2). */
+async function reused(ctx: ServerContext, client: ClientRecord, grantId: string): Promise<never> {
+  await ctx.config.storage.grants.revoke(grantId, ctx.now());
+  ctx.emit({ type: 'refresh.reuse_detected', clientId: client.clientId, grantId });
+  ctx.emit({ type: 'grant.revoked', grantId, reason: 'refresh_reuse' });
+  throw new OAuthError('invalid_grant', 'the refresh token was already used; the grant has been revoked');
+}
+
+/** Step 4 of a retry: the new access token joins the grant, if the grant is still active. */
+async function answerRetry(ctx: ServerContext, access: MintedAccessToken, successor: string) {
+  if (!(await ctx.config.storage.grants.addAccessToken(access.record, ctx.now()))) throw invalidToken();
+  return successor;
+}
+
+/**
+ * Exchanges a refresh token for a new access token and a new refresh token (the same successor
+ * for a retry within `refreshGraceSeconds`).
+ *
+ * @param ctx - the server's shared state
+ * @param client - the authenticated client
+ * @param params - the token request's parameters
+ * @returns the token response, with an ID token when `idTokenOnRefresh` is on and `openid` in scope
+ * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, revoked, other client's,
+ *   or reused token: reuse revokes the grant), `invalid_scope`, `invalid_target`; a storage failure
+ *   propagates (answered 5xx) and leaves the token usable for a retry
+ * @see RFC 6749 §6; OAuth 2.1 §4.3; RFC 9700 §4.14.2; OIDC Core §12.2
+ */
 export async function refreshTokenGrant(
   ctx: ServerContext,
   client: ClientRecord,
@@ -29,10 +82,17 @@ export async function refreshTokenGrant(
   const presented = params.get('refresh_token');
   if (presented === undefined) throw new OAuthError('invalid_request', 'refresh_token is required');
   if (presented.length > 512) throw invalidToken();
-  const oldHash = await sha256(presented);
-  const old = await storage.getRefreshToken(oldHash, ctx.now());
-  if (old === null || old.clientId !== client.clientId) throw invalidToken();
+  const tokenHash = await sha256(presented);
 
+  // Step 1.
+  const old: RefreshTokenRecord | null = await storage.grants.getRefreshToken(tokenHash, ctx.now());
+  if (old === null) throw invalidToken();
+  if (old.clientId !== client.clientId) {
+    // Another client holding a token that was already rotated: it leaked. An active one is only
+    // refused, and its client keeps it (RT-04).
+    if (old.rotatedAt !== undefined) return reused(ctx, client, old.grantId);
+    throw invalidToken();
+  }
   const requestedScope = parseScope(params.get('scope'));
   const scope = requestedScope.length === 0 ? old.scope : requestedScope;
   for (const s of scope) {
@@ -41,6 +101,14 @@ export async function refreshTokenGrant(
   }
   const audience = narrowResources(old.resources, params.getAll('resource'));
 
+  // Step 2, when the token is known to be rotated already.
+  let retryWith: string | undefined;
+  if (old.rotatedAt !== undefined) {
+    retryWith = await retrySuccessor(ctx, presented, { ...old, rotatedAt: old.rotatedAt });
+    if (retryWith === undefined) return reused(ctx, client, old.grantId);
+  }
+
+  // Step 3: mint. Nothing is stored yet, so a failure here leaves the token usable for a retry.
   const access = await mintAccessToken(ctx, {
     grantId: old.grantId,
     clientId: client.clientId,
@@ -48,62 +116,55 @@ export async function refreshTokenGrant(
     scope,
     audience,
   });
-  // The successor keeps the grant's full scope and resources (OAuth 2.1 §4.3.3).
-  const successor = await mintRefreshToken(ctx, {
-    grantId: old.grantId,
-    clientId: old.clientId,
-    userId: old.userId,
-    scope: old.scope,
-    resources: old.resources,
-  });
-  const grace = tokens.refreshGraceSeconds;
-  const result = await storage.rotateRefreshToken(
-    oldHash,
-    {
-      refreshToken: successor.record,
-      accessToken: access.record,
-      ...(grace > 0 ? { sealedSuccessor: await sealSuccessor(ctx, presented, successor.token) } : {}),
-    },
-    ctx.now(),
-    grace,
-  );
+  const idToken =
+    tokens.idTokenOnRefresh && scope.includes('openid')
+      ? await mintIdToken(ctx, {
+          client,
+          userId: old.userId,
+          authTime: old.authTime,
+          accessTokenHash: access.record.tokenHash,
+        })
+      : undefined;
 
+  // Step 4: the commit point.
   let refreshToken: string;
-  switch (result.outcome) {
-    case 'rotated':
+  if (retryWith !== undefined) {
+    refreshToken = await answerRetry(ctx, access, retryWith);
+  } else {
+    // The successor keeps the grant's full scope and resources (OAuth 2.1 §4.3.3).
+    const { grantId, clientId, userId, scope: grantScope, resources, authTime } = old;
+    const successor = await mintRefreshToken(ctx, {
+      grantId,
+      clientId,
+      userId,
+      scope: grantScope,
+      resources,
+      authTime,
+    });
+    const result = await storage.grants.rotateRefreshToken({
+      tokenHash,
+      successor: successor.record,
+      accessToken: access.record,
+      // Sealed whenever a grace window is configured, so that a retry can get this successor.
+      ...(tokens.refreshGraceSeconds > 0
+        ? { sealedSuccessor: await sealSuccessor(ctx, presented, successor.token) }
+        : {}),
+      now: ctx.now(),
+    });
+    if (result.outcome === 'invalid') throw invalidToken();
+    if (result.outcome === 'rotated') {
       refreshToken = successor.token;
       ctx.emit({ type: 'refresh.rotated', clientId: client.clientId, grantId: old.grantId });
-      break;
-    case 'grace': {
-      const previous = result.previous.sealedSuccessor;
-      const same = previous === undefined ? undefined : await openSuccessor(presented, previous);
-      if (same === undefined || (await storage.getRefreshToken(await sha256(same), ctx.now())) === null) {
-        throw invalidToken();
-      }
-      await storage.createAccessToken(access.record);
-      refreshToken = same;
-      break;
+    } else {
+      // A concurrent request with the same token rotated it first: step 2 again, on its facts.
+      const same = await retrySuccessor(ctx, presented, result);
+      if (same === undefined) return reused(ctx, client, result.grantId);
+      refreshToken = await answerRetry(ctx, access, same);
     }
-    case 'reused':
-      ctx.emit({ type: 'refresh.reuse_detected', clientId: client.clientId, grantId: result.grantId });
-      ctx.emit({ type: 'grant.revoked', grantId: result.grantId, reason: 'refresh_reuse' });
-      throw new OAuthError('invalid_grant', 'the refresh token was already used; the grant has been revoked');
-    case 'invalid':
-      throw invalidToken();
   }
 
-  let idToken: string | undefined;
-  if (tokens.idTokenOnRefresh && scope.includes('openid')) {
-    const grant = await storage.getGrant(old.grantId);
-    if (grant !== null) {
-      idToken = await mintIdToken(ctx, {
-        client,
-        userId: old.userId,
-        authTime: grant.authTime,
-        accessTokenHash: access.record.tokenHash,
-      });
-    }
-  }
+  // Nothing below can fail the response.
+  await markClientUsed(ctx, client);
   ctx.emit({
     type: 'token.issued',
     clientId: client.clientId,

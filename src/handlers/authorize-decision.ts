@@ -58,7 +58,7 @@ export async function handleAuthorizeDecision(
     if (user === null)
       throw new OAuthError('access_denied', 'you are no longer signed in; start again', { status: 403 });
     const idHash = await sha256(requestId);
-    const pending = await config.storage.getPendingAuthorization(idHash, ctx.now());
+    const pending = await config.storage.interactions.get(idHash, ctx.now());
     if (pending === null)
       throw new OAuthError(
         'invalid_request',
@@ -72,7 +72,7 @@ export async function handleAuthorizeDecision(
       });
     }
     // Single use: of two concurrent submissions only one proceeds.
-    if ((await config.storage.consumePendingAuthorization(idHash, ctx.now())) === null) {
+    if ((await config.storage.interactions.consume(idHash, ctx.now())) === null) {
       throw new OAuthError('invalid_request', 'this authorization request was already completed');
     }
 
@@ -91,8 +91,8 @@ export async function handleAuthorizeDecision(
         throw new OAuthError('access_denied', 'the user cannot grant any of the requested scopes');
       if (config.consent.remember) {
         const now = ctx.now();
-        const previous = await config.storage.getConsent(user.id, client.clientId);
-        await config.storage.saveConsent({
+        const previous = await config.storage.consents.get(user.id, client.clientId);
+        await config.storage.consents.save({
           userId: user.id,
           clientId: client.clientId,
           scope: [...new Set([...(previous?.scope ?? []), ...scope])],

@@ -64,7 +64,7 @@ async function createPending(
           ...(binding.user.sessionId === undefined ? {} : { sessionId: binding.user.sessionId }),
         }),
   };
-  await ctx.config.storage.createPendingAuthorization(record);
+  await ctx.config.storage.interactions.create(record);
   return { id, record };
 }
 
@@ -76,7 +76,7 @@ async function validate(
 ): Promise<Validated> {
   const requestId = params.get('request_id');
   if (requestId !== undefined) {
-    const record = await ctx.config.storage.getPendingAuthorization(await sha256(requestId), ctx.now());
+    const record = await ctx.config.storage.interactions.get(await sha256(requestId), ctx.now());
     if (record === null) {
       throw new OAuthError(
         'invalid_request',
@@ -106,7 +106,7 @@ async function renderConsent(
   if (validated.pending === undefined) {
     requestId = (await createPending(ctx, validated.request, { user, csrfHash })).id;
   } else {
-    const bound = await config.storage.bindPendingAuthorization(
+    const bound = await config.storage.interactions.bind(
       validated.pending.record.idHash,
       { userId: user.id, csrfHash, ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }) },
       ctx.now(),
@@ -187,14 +187,14 @@ export async function handleAuthorize(ctx: ServerContext, httpRequest: OAuthRequ
     const promptConsent = request.prompt.includes('consent');
     const remembered =
       ctx.config.consent.remember && !promptConsent
-        ? await ctx.config.storage.getConsent(user.id, client.clientId)
+        ? await ctx.config.storage.consents.get(user.id, client.clientId)
         : null;
     const consentRequired =
       promptConsent ||
       policy.consentRequired({ client, userId: user.id, scope, resources: request.resources, remembered });
     if (!consentRequired) {
       if (validated.pending !== undefined) {
-        const consumed = await ctx.config.storage.consumePendingAuthorization(
+        const consumed = await ctx.config.storage.interactions.consume(
           validated.pending.record.idHash,
           ctx.now(),
         );

@@ -85,7 +85,7 @@ export async function handleIntrospect(ctx: ServerContext, request: OAuthRequest
 
   const hash = await sha256(token);
   const now = ctx.now();
-  const access = await config.storage.getAccessToken(hash, now);
+  const access = await config.storage.grants.getAccessToken(hash, now);
   if (access !== null) {
     const visible =
       caller.kind === 'client'
@@ -111,7 +111,7 @@ export async function handleIntrospect(ctx: ServerContext, request: OAuthRequest
   }
   // Refresh tokens are visible to their own client only, and only while still usable.
   if (caller.kind === 'client') {
-    const refresh = await config.storage.getRefreshToken(hash, now);
+    const refresh = await config.storage.grants.getRefreshToken(hash, now);
     if (refresh !== null && refresh.rotatedAt === undefined && refresh.clientId === caller.clientId) {
       return jsonResponse(
         200,

@@ -154,7 +154,7 @@ export async function handleRegister(ctx: ServerContext, request: OAuthRequest):
     createdAt: now,
     ...(ttl > 0 ? { expiresAt: now + ttl } : {}),
   };
-  await config.storage.createClient(record);
+  await config.storage.clients.create(record);
   ctx.emit({ type: 'client.registered', clientId, confidential });
 
   return jsonResponse(

@@ -38,11 +38,11 @@ export async function handleRevoke(ctx: ServerContext, request: OAuthRequest): P
   // The hint only orders the lookups (RFC 7009 §2.1): a wrong or unknown hint still finds the token.
   const refreshFirst = params.get('token_type_hint') === 'refresh_token';
   const findAccess = async () => {
-    const record = await config.storage.getAccessToken(hash, now);
+    const record = await config.storage.grants.getAccessToken(hash, now);
     return record === null ? null : ({ kind: 'access_token', record } as const);
   };
   const findRefresh = async () => {
-    const record = await config.storage.getRefreshToken(hash, now);
+    const record = await config.storage.grants.getRefreshToken(hash, now);
     return record === null ? null : ({ kind: 'refresh_token', record } as const);
   };
   const found = refreshFirst
@@ -53,9 +53,9 @@ export async function handleRevoke(ctx: ServerContext, request: OAuthRequest): P
     throw new OAuthError('unauthorized_client', 'the token was issued to another client');
   }
   if (found.kind === 'access_token') {
-    await config.storage.revokeAccessToken(hash, now);
+    await config.storage.grants.revokeAccessToken(hash, now);
   } else {
-    await config.storage.revokeGrant(found.record.grantId, now);
+    await config.storage.grants.revoke(found.record.grantId, now);
     ctx.emit({ type: 'grant.revoked', grantId: found.record.grantId, reason: 'revocation' });
   }
   ctx.emit({

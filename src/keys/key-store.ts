@@ -29,7 +29,7 @@ export interface LoadedKey {
   readonly privateKey: CryptoKey;
   readonly publicKey: CryptoKey;
   readonly publicJwk: JWK;
-  /** Signs a JWS signing input (synchronously with node:crypto where available). */
+  /** Signs a JWS signing input (synchronously with node:crypto where it signs correctly). */
   readonly sign: JwsSigner;
   readonly activatesAt: number;
   readonly retiresAt: number | undefined;
@@ -76,7 +76,12 @@ async function loadKey(
     privateKey: privateKey as CryptoKey,
     publicKey: publicKey as CryptoKey,
     publicJwk,
-    sign: createJwsSigner(meta.alg, jwk as Record<string, unknown>, privateKey as CryptoKey),
+    sign: (
+      await createJwsSigner(meta.alg, jwk as Record<string, unknown>, {
+        privateKey: privateKey as CryptoKey,
+        publicKey: publicKey as CryptoKey,
+      })
+    ).sign,
     activatesAt: meta.activatesAt,
     retiresAt: meta.retiresAt,
     expiresAt: meta.expiresAt,
@@ -142,7 +147,7 @@ export class KeyStore {
       // storage may have stored a key meanwhile. Use it, so that both sign with one key.
       await this.#reload();
       if (this.#active(alg, now) !== undefined) continue;
-      await this.#storage.addSigningKey(key);
+      await this.#storage.keys.add(key);
       this.#runtime.logger.info('generated a signing key', { alg });
       added = true;
     }
@@ -156,7 +161,7 @@ export class KeyStore {
 
   async #reload(): Promise<void> {
     const now = nowSeconds(this.#runtime.clock);
-    const records = await this.#storage.listSigningKeys();
+    const records = await this.#storage.keys.list();
     const loaded: LoadedKey[] = [];
     for (const record of records) {
       if (record.expiresAt !== undefined && record.expiresAt <= now) continue;

@@ -28,13 +28,13 @@ export async function rotateSigningKeys(
   }
   await keys.refresh();
   const now = nowSeconds(clock);
-  for (const record of await storage.listSigningKeys()) {
+  for (const record of await storage.keys.list()) {
     if (record.retiresAt !== undefined || (record.expiresAt !== undefined && record.expiresAt <= now))
       continue;
-    await storage.updateSigningKey({ ...record, retiresAt: now, expiresAt: now + plan.retentionSeconds });
+    await storage.keys.update({ ...record, retiresAt: now, expiresAt: now + plan.retentionSeconds });
   }
   for (const alg of plan.algs) {
-    await storage.addSigningKey(await generateSigningKey(alg, now));
+    await storage.keys.add(await generateSigningKey(alg, now));
   }
   await keys.refresh();
 }

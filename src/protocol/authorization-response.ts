@@ -43,7 +43,7 @@ export async function issueCode(
   const now = ctx.now();
   const code = randomToken(config.runtime.random, 32);
   const grantId = randomToken(config.runtime.random, 16);
-  await config.storage.createAuthorizationCode({
+  await config.storage.codes.create({
     codeHash: await sha256(code),
     grantId,
     clientId: request.clientId,

@@ -116,7 +116,7 @@ export function storageVerifier(options: StorageVerifierOptions): AccessTokenVer
   return {
     async verify(token) {
       if (token.length > 8192) return null;
-      const record = await storage.getAccessToken(await sha256(token), Math.floor(clock() / 1000));
+      const record = await storage.grants.getAccessToken(await sha256(token), Math.floor(clock() / 1000));
       if (record === null) return null;
       return {
         subject: record.userId,

@@ -9,27 +9,32 @@ import type {
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
-  ConsumeCodeResult,
-  GrantIssuance,
   GrantRecord,
   PendingAuthorizationRecord,
   RefreshTokenRecord,
-  RotateResult,
-  RotationInput,
   SigningKeyRecord,
   Storage,
 } from './types.js';
+import { CODE_TOMBSTONE_SECONDS } from './types.js';
 
-/** A revoked placeholder left by `revokeGrant` for a grant id that does not exist yet. */
+/** A grant with the hashes of the tokens it issued. */
 interface GrantEntry {
-  record: GrantRecord | null;
-  revokedAt: number | undefined;
-  accessTokens: Set<string>;
-  refreshTokens: Set<string>;
+  record: GrantRecord;
+  readonly accessTokens: Set<string>;
+  readonly refreshTokens: Set<string>;
 }
 
-/** Consumed codes stay this long past their expiry so late replays are still recognised. */
-const CODE_TOMBSTONE_SECONDS = 600;
+/** Removes every entry of `map` that `expired` says has expired; returns how many. */
+function sweep<K, V>(map: Map<K, V>, expired: (value: V) => boolean, onDelete?: (value: V) => void): number {
+  let removed = 0;
+  for (const [key, value] of map) {
+    if (!expired(value)) continue;
+    map.delete(key);
+    onDelete?.(value);
+    removed++;
+  }
+  return removed;
+}
 
 /**
  * Creates an in-memory {@link Storage}: for tests and for trying things. Everything is lost when
@@ -62,28 +67,17 @@ export function memoryStorage(): Storage {
 
   const consentKey = (userId: string, clientId: string) => `${userId.length}:${userId}${clientId}`;
 
-  function grantEntry(grantId: string): GrantEntry {
-    let entry = grants.get(grantId);
-    if (entry === undefined) {
-      entry = { record: null, revokedAt: undefined, accessTokens: new Set(), refreshTokens: new Set() };
-      grants.set(grantId, entry);
+  /** The grant of an id when it is neither revoked nor past its absolute expiry. */
+  function activeGrant(grantId: string, now: number): GrantEntry | undefined {
+    const entry = grants.get(grantId);
+    if (entry === undefined || entry.record.revokedAt !== undefined || entry.record.expiresAt <= now) {
+      return undefined;
     }
     return entry;
   }
 
-  function grantActive(grantId: string, now: number): boolean {
-    const entry = grants.get(grantId);
-    return (
-      entry !== undefined &&
-      entry.record !== null &&
-      entry.revokedAt === undefined &&
-      entry.record.expiresAt > now
-    );
-  }
-
   function revokeEntry(entry: GrantEntry, now: number): void {
-    entry.revokedAt = now;
-    if (entry.record !== null) entry.record = { ...entry.record, revokedAt: now };
+    entry.record = { ...entry.record, revokedAt: now };
     for (const hash of entry.accessTokens) {
       const token = accessTokens.get(hash);
       if (token !== undefined && token.revokedAt === undefined)
@@ -96,251 +90,223 @@ export function memoryStorage(): Storage {
     }
   }
 
-  function insertAccessToken(token: AccessTokenRecord): void {
+  function insertAccessToken(entry: GrantEntry, token: AccessTokenRecord): void {
     accessTokens.set(token.tokenHash, token);
-    grantEntry(token.grantId).accessTokens.add(token.tokenHash);
+    entry.accessTokens.add(token.tokenHash);
   }
 
-  function insertRefreshToken(token: RefreshTokenRecord): void {
+  function insertRefreshToken(entry: GrantEntry, token: RefreshTokenRecord): void {
     refreshTokens.set(token.tokenHash, token);
-    grantEntry(token.grantId).refreshTokens.add(token.tokenHash);
+    entry.refreshTokens.add(token.tokenHash);
   }
 
-  function deleteGrant(grantId: string, entry: GrantEntry): void {
+  function deleteGrant(entry: GrantEntry): void {
     for (const hash of entry.accessTokens) accessTokens.delete(hash);
     for (const hash of entry.refreshTokens) refreshTokens.delete(hash);
-    grants.delete(grantId);
-    if (entry.record !== null) grantsByUser.get(entry.record.userId)?.delete(grantId);
+    grants.delete(entry.record.grantId);
+    grantsByUser.get(entry.record.userId)?.delete(entry.record.grantId);
   }
 
   return {
-    async createClient(client) {
-      if (clients.has(client.clientId)) throw new Error(`client ${client.clientId} already exists`);
-      clients.set(client.clientId, client);
-    },
-    async getClient(clientId, now) {
-      const client = clients.get(clientId);
-      if (client === undefined) return null;
-      if (client.expiresAt !== undefined && client.expiresAt <= now) return null;
-      return client;
-    },
-    async updateClient(client) {
-      if (!clients.has(client.clientId)) return false;
-      clients.set(client.clientId, client);
-      return true;
-    },
-    async deleteClient(clientId, now) {
-      if (!clients.delete(clientId)) return false;
-      for (const [key, consent] of consents) if (consent.clientId === clientId) consents.delete(key);
-      for (const entry of grants.values()) {
-        if (entry.record?.clientId === clientId && entry.revokedAt === undefined) revokeEntry(entry, now);
-      }
-      return true;
-    },
-
-    async createPendingAuthorization(record) {
-      pending.set(record.idHash, record);
-    },
-    async getPendingAuthorization(idHash, now) {
-      const record = pending.get(idHash);
-      if (record === undefined || record.expiresAt <= now) return null;
-      return record;
-    },
-    async bindPendingAuthorization(idHash, binding, now) {
-      const record = pending.get(idHash);
-      if (record === undefined || record.expiresAt <= now) return false;
-      if (record.userId !== undefined && record.userId !== binding.userId) return false;
-      const next: PendingAuthorizationRecord = {
-        ...record,
-        userId: binding.userId,
-        csrfHash: binding.csrfHash,
-        ...(binding.sessionId === undefined ? {} : { sessionId: binding.sessionId }),
-      };
-      pending.set(idHash, next);
-      return true;
-    },
-    async consumePendingAuthorization(idHash, now) {
-      const record = pending.get(idHash);
-      if (record === undefined) return null;
-      pending.delete(idHash);
-      return record.expiresAt <= now ? null : record;
+    clients: {
+      async create(client) {
+        if (clients.has(client.clientId)) throw new Error(`client ${client.clientId} already exists`);
+        clients.set(client.clientId, client);
+      },
+      async get(clientId, now) {
+        const client = clients.get(clientId);
+        if (client === undefined || (client.expiresAt !== undefined && client.expiresAt <= now)) return null;
+        return client;
+      },
+      async clearExpiry(clientId) {
+        const client = clients.get(clientId);
+        if (client === undefined) return false;
+        const { expiresAt: _cleared, ...kept } = client;
+        clients.set(clientId, kept);
+        return true;
+      },
+      async delete(clientId, now) {
+        if (!clients.delete(clientId)) return false;
+        for (const [key, consent] of consents) if (consent.clientId === clientId) consents.delete(key);
+        for (const entry of grants.values()) {
+          if (entry.record.clientId === clientId && entry.record.revokedAt === undefined)
+            revokeEntry(entry, now);
+        }
+        return true;
+      },
     },
 
-    async createAuthorizationCode(code) {
-      codes.set(code.codeHash, code);
-    },
-    async getAuthorizationCode(codeHash, now) {
-      const code = codes.get(codeHash);
-      if (code === undefined || code.expiresAt <= now) return null;
-      return code;
-    },
-    async consumeAuthorizationCode(codeHash, now): Promise<ConsumeCodeResult | null> {
-      const code = codes.get(codeHash);
-      if (code === undefined || code.expiresAt <= now) return null;
-      if (code.consumedAt !== undefined) return { outcome: 'replayed', code };
-      const consumed = { ...code, consumedAt: now };
-      codes.set(codeHash, consumed);
-      return { outcome: 'consumed', code: consumed };
+    interactions: {
+      async create(record) {
+        pending.set(record.idHash, record);
+      },
+      async get(idHash, now) {
+        const record = pending.get(idHash);
+        return record === undefined || record.expiresAt <= now ? null : record;
+      },
+      async bind(idHash, binding, now) {
+        const record = pending.get(idHash);
+        if (record === undefined || record.expiresAt <= now) return false;
+        if (record.userId !== undefined && record.userId !== binding.userId) return false;
+        pending.set(idHash, {
+          ...record,
+          userId: binding.userId,
+          csrfHash: binding.csrfHash,
+          ...(binding.sessionId === undefined ? {} : { sessionId: binding.sessionId }),
+        });
+        return true;
+      },
+      async consume(idHash, now) {
+        const record = pending.get(idHash);
+        if (record === undefined) return null;
+        pending.delete(idHash);
+        return record.expiresAt <= now ? null : record;
+      },
     },
 
-    async createGrant({ grant, accessToken, refreshToken }: GrantIssuance) {
-      if (grants.has(grant.grantId)) return false;
-      grants.set(grant.grantId, {
-        record: grant,
-        revokedAt: grant.revokedAt,
-        accessTokens: new Set(),
-        refreshTokens: new Set(),
-      });
-      let byUser = grantsByUser.get(grant.userId);
-      if (byUser === undefined) {
-        byUser = new Set();
-        grantsByUser.set(grant.userId, byUser);
-      }
-      byUser.add(grant.grantId);
-      insertAccessToken(accessToken);
-      if (refreshToken !== undefined) insertRefreshToken(refreshToken);
-      return true;
+    codes: {
+      async create(code) {
+        codes.set(code.codeHash, code);
+      },
+      async get(codeHash, now) {
+        const code = codes.get(codeHash);
+        if (code === undefined) return null;
+        const until =
+          code.consumedAt === undefined ? code.expiresAt : code.expiresAt + CODE_TOMBSTONE_SECONDS;
+        return until > now ? code : null;
+      },
+      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
+        const code = codes.get(codeHash);
+        if (code === undefined) return { outcome: 'invalid' };
+        if (code.consumedAt !== undefined) {
+          if (code.expiresAt + CODE_TOMBSTONE_SECONDS <= now) return { outcome: 'invalid' };
+          return { outcome: 'replayed', grantId: code.grantId, consumedAt: code.consumedAt };
+        }
+        if (code.expiresAt <= now || grant.grantId !== code.grantId) return { outcome: 'invalid' };
+        if (grants.has(grant.grantId)) throw new Error(`grant ${grant.grantId} already exists`);
+        codes.set(codeHash, { ...code, consumedAt: now });
+        const entry: GrantEntry = { record: grant, accessTokens: new Set(), refreshTokens: new Set() };
+        grants.set(grant.grantId, entry);
+        const byUser = grantsByUser.get(grant.userId) ?? new Set<string>();
+        grantsByUser.set(grant.userId, byUser.add(grant.grantId));
+        insertAccessToken(entry, accessToken);
+        if (refreshToken !== undefined) insertRefreshToken(entry, refreshToken);
+        return { outcome: 'redeemed' };
+      },
     },
-    async getGrant(grantId) {
-      return grants.get(grantId)?.record ?? null;
-    },
-    async listGrantsByUser(userId, now) {
-      const out: GrantRecord[] = [];
-      for (const grantId of grantsByUser.get(userId) ?? []) {
+
+    grants: {
+      async get(grantId) {
+        return grants.get(grantId)?.record ?? null;
+      },
+      async listByUser(userId, now) {
+        const out: GrantRecord[] = [];
+        for (const grantId of grantsByUser.get(userId) ?? []) {
+          const entry = activeGrant(grantId, now);
+          if (entry !== undefined) out.push(entry.record);
+        }
+        return out.sort((a, b) => b.createdAt - a.createdAt || (a.grantId < b.grantId ? -1 : 1));
+      },
+      async revoke(grantId, now) {
         const entry = grants.get(grantId);
-        if (entry?.record && entry.revokedAt === undefined && entry.record.expiresAt > now)
-          out.push(entry.record);
-      }
-      return out.sort((a, b) => b.createdAt - a.createdAt || (a.grantId < b.grantId ? -1 : 1));
-    },
-    async revokeGrant(grantId, now) {
-      const entry = grantEntry(grantId);
-      if (entry.revokedAt !== undefined) return false;
-      revokeEntry(entry, now);
-      return entry.record !== null;
-    },
-
-    async createAccessToken(token) {
-      insertAccessToken(token);
-    },
-    async getAccessToken(tokenHash, now) {
-      const token = accessTokens.get(tokenHash);
-      if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
-      const entry = grants.get(token.grantId);
-      if (entry === undefined || entry.revokedAt !== undefined) return null;
-      return token;
-    },
-    async revokeAccessToken(tokenHash, now) {
-      const token = accessTokens.get(tokenHash);
-      if (token === undefined || token.revokedAt !== undefined) return false;
-      accessTokens.set(tokenHash, { ...token, revokedAt: now });
-      return true;
-    },
-
-    async getRefreshToken(tokenHash, now) {
-      const token = refreshTokens.get(tokenHash);
-      if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
-      if (!grantActive(token.grantId, now)) return null;
-      return token;
-    },
-    async rotateRefreshToken(oldHash, next: RotationInput, now, graceSeconds): Promise<RotateResult> {
-      const old = refreshTokens.get(oldHash);
-      if (old === undefined || old.revokedAt !== undefined || old.expiresAt <= now)
-        return { outcome: 'invalid' };
-      if (!grantActive(old.grantId, now)) return { outcome: 'invalid' };
-      if (old.rotatedAt !== undefined) {
-        if (graceSeconds > 0 && now - old.rotatedAt < graceSeconds)
-          return { outcome: 'grace', previous: old };
-        revokeEntry(grantEntry(old.grantId), now);
-        return { outcome: 'reused', grantId: old.grantId };
-      }
-      refreshTokens.set(oldHash, {
-        ...old,
-        rotatedAt: now,
-        successorHash: next.refreshToken.tokenHash,
-        ...(next.sealedSuccessor === undefined ? {} : { sealedSuccessor: next.sealedSuccessor }),
-      });
-      insertRefreshToken(next.refreshToken);
-      insertAccessToken(next.accessToken);
-      return { outcome: 'rotated' };
+        if (entry === undefined || entry.record.revokedAt !== undefined) return false;
+        revokeEntry(entry, now);
+        return true;
+      },
+      async getAccessToken(tokenHash, now) {
+        const token = accessTokens.get(tokenHash);
+        if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
+        const entry = grants.get(token.grantId);
+        return entry === undefined || entry.record.revokedAt !== undefined ? null : token;
+      },
+      async addAccessToken(token, now) {
+        const entry = activeGrant(token.grantId, now);
+        if (entry === undefined) return false;
+        insertAccessToken(entry, token);
+        return true;
+      },
+      async revokeAccessToken(tokenHash, now) {
+        const token = accessTokens.get(tokenHash);
+        if (token === undefined || token.revokedAt !== undefined) return false;
+        accessTokens.set(tokenHash, { ...token, revokedAt: now });
+        return true;
+      },
+      async getRefreshToken(tokenHash, now) {
+        const token = refreshTokens.get(tokenHash);
+        if (token === undefined || token.revokedAt !== undefined || token.expiresAt <= now) return null;
+        return activeGrant(token.grantId, now) === undefined ? null : token;
+      },
+      async rotateRefreshToken({ tokenHash, successor, accessToken, sealedSuccessor, now }) {
+        const old = refreshTokens.get(tokenHash);
+        if (old === undefined || old.revokedAt !== undefined || old.expiresAt <= now)
+          return { outcome: 'invalid' };
+        const entry = activeGrant(old.grantId, now);
+        if (entry === undefined) return { outcome: 'invalid' };
+        if (old.rotatedAt !== undefined) {
+          return {
+            outcome: 'already_rotated',
+            grantId: old.grantId,
+            rotatedAt: old.rotatedAt,
+            successorHash: old.successorHash ?? '',
+            ...(old.sealedSuccessor === undefined ? {} : { sealedSuccessor: old.sealedSuccessor }),
+          };
+        }
+        refreshTokens.set(tokenHash, {
+          ...old,
+          rotatedAt: now,
+          successorHash: successor.tokenHash,
+          ...(sealedSuccessor === undefined ? {} : { sealedSuccessor }),
+        });
+        insertRefreshToken(entry, successor);
+        insertAccessToken(entry, accessToken);
+        return { outcome: 'rotated' };
+      },
     },
 
-    async getConsent(userId, clientId) {
-      return consents.get(consentKey(userId, clientId)) ?? null;
-    },
-    async saveConsent(consent) {
-      consents.set(consentKey(consent.userId, consent.clientId), consent);
-    },
-    async deleteConsent(userId, clientId) {
-      return consents.delete(consentKey(userId, clientId));
+    consents: {
+      async get(userId, clientId) {
+        return consents.get(consentKey(userId, clientId)) ?? null;
+      },
+      async save(consent) {
+        consents.set(consentKey(consent.userId, consent.clientId), consent);
+      },
+      async delete(userId, clientId) {
+        return consents.delete(consentKey(userId, clientId));
+      },
     },
 
-    async listSigningKeys() {
-      return [...keys.values()];
-    },
-    async addSigningKey(key) {
-      if (keys.has(key.kid)) throw new Error(`signing key ${key.kid} already exists`);
-      keys.set(key.kid, key);
-    },
-    async updateSigningKey(key) {
-      if (!keys.has(key.kid)) return false;
-      keys.set(key.kid, key);
-      return true;
+    keys: {
+      async list() {
+        return [...keys.values()];
+      },
+      async add(key) {
+        if (keys.has(key.kid)) throw new Error(`signing key ${key.kid} already exists`);
+        keys.set(key.kid, key);
+      },
+      async update(key) {
+        if (!keys.has(key.kid)) return false;
+        keys.set(key.kid, key);
+        return true;
+      },
     },
 
     async deleteExpired(now) {
-      let removed = 0;
-      for (const [id, client] of clients) {
-        if (client.expiresAt !== undefined && client.expiresAt <= now) {
-          clients.delete(id);
-          removed++;
+      const expired = (record: { readonly expiresAt?: number }) =>
+        record.expiresAt !== undefined && record.expiresAt <= now;
+      let removed = sweep(clients, expired) + sweep(pending, expired);
+      removed += sweep(codes, (code) => code.expiresAt + CODE_TOMBSTONE_SECONDS <= now);
+      removed += sweep(accessTokens, expired, (t) => grants.get(t.grantId)?.accessTokens.delete(t.tokenHash));
+      removed += sweep(refreshTokens, expired, (t) =>
+        grants.get(t.grantId)?.refreshTokens.delete(t.tokenHash),
+      );
+      for (const entry of grants.values()) {
+        const { expiresAt, revokedAt } = entry.record;
+        if (expiresAt <= now || (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)) {
+          removed += 1 + entry.accessTokens.size + entry.refreshTokens.size;
+          deleteGrant(entry);
         }
       }
-      for (const [hash, record] of pending) {
-        if (record.expiresAt <= now) {
-          pending.delete(hash);
-          removed++;
-        }
-      }
-      for (const [hash, code] of codes) {
-        if (code.expiresAt + CODE_TOMBSTONE_SECONDS <= now) {
-          codes.delete(hash);
-          removed++;
-        }
-      }
-      for (const [hash, token] of accessTokens) {
-        if (token.expiresAt <= now) {
-          accessTokens.delete(hash);
-          grants.get(token.grantId)?.accessTokens.delete(hash);
-          removed++;
-        }
-      }
-      for (const [hash, token] of refreshTokens) {
-        if (token.expiresAt <= now) {
-          refreshTokens.delete(hash);
-          grants.get(token.grantId)?.refreshTokens.delete(hash);
-          removed++;
-        }
-      }
-      for (const [grantId, entry] of grants) {
-        const expired = entry.record !== null && entry.record.expiresAt <= now;
-        const revokedLongAgo =
-          entry.revokedAt !== undefined &&
-          entry.accessTokens.size === 0 &&
-          entry.refreshTokens.size === 0 &&
-          entry.revokedAt + CODE_TOMBSTONE_SECONDS <= now;
-        if (expired || revokedLongAgo) {
-          deleteGrant(grantId, entry);
-          removed++;
-        }
-      }
-      for (const [kid, key] of keys) {
-        if (key.expiresAt !== undefined && key.expiresAt <= now) {
-          keys.delete(kid);
-          removed++;
-        }
-      }
-      return removed;
+      return removed + sweep(keys, expired);
     },
     async close() {},
   };

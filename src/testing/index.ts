@@ -7,5 +7,5 @@ export type {
   ConformanceMatchers,
   ConformanceRunner,
   StorageConformanceOptions,
-} from './storage-conformance.js';
-export { fixtures, runStorageConformance } from './storage-conformance.js';
+} from './storage/index.js';
+export { fixtures, runStorageConformance } from './storage/index.js';

@@ -1,6 +1,6 @@
 /**
- * Refresh tokens: opaque, 256 bits, stored as hashes. For the optional grace period, the successor
- * is sealed with a key derived from its predecessor's value, so only someone holding the old token
+ * Refresh tokens: opaque, 256 bits, stored as hashes. For the grace window, the successor is
+ * sealed with a key derived from its predecessor's value, so only someone holding the old token
  * can recover the new one and nothing readable is stored.
  * @module
  */
@@ -23,6 +23,8 @@ export async function mintRefreshToken(
     readonly userId: string;
     readonly scope: readonly string[];
     readonly resources: readonly string[];
+    /** When the user authenticated (OIDC `auth_time`): an ID token minted on refresh needs it. */
+    readonly authTime: number;
     /** The grant's absolute expiry, when known; storage enforces it either way. */
     readonly expiresAt?: number;
   },
@@ -38,6 +40,7 @@ export async function mintRefreshToken(
       userId: grant.userId,
       scope: grant.scope,
       resources: grant.resources,
+      authTime: grant.authTime,
       issuedAt: now,
       expiresAt: Math.min(
         now + ctx.config.tokens.refreshTokenIdleTtlSeconds,

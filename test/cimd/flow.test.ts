@@ -1,5 +1,5 @@
 /**
- * Issue 7, done when: a client identified by a Client ID Metadata Document, served by a local
+ * A client identified by a Client ID Metadata Document, served by a local
  * HTTPS server (throwaway certificate), completes the flow without registering: authorize →
  * consent (the client_id host shown prominently, the redirect host:port and the loopback warning:
  * CIMD-01, ATK-42) → token → refresh, the token endpoint treating the URL client as public

@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/options.js';
 import { createAuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
-import { fixtures } from '../../src/testing/storage-conformance.js';
+import { fixtures } from '../../src/testing/index.js';
 import { CLIENT_ID, scriptedFetcher, validDocument } from '../helpers/metadata-documents.js';
+import { seedGrant } from '../helpers/seed-grant.js';
 
 const NOW = 1_800_000_000;
 const issuer = 'http://127.0.0.1:4000';
@@ -66,7 +67,7 @@ describe('https client ids resolve through their documents when enabled', () => 
     const script = scriptedFetcher();
     script.serve(CLIENT_ID, { body: validDocument() });
     const grant = fixtures.grant({ clientId: CLIENT_ID, userId: 'user-1' });
-    await storage.createGrant({ grant, accessToken: fixtures.accessToken(grant) });
+    await seedGrant(storage, grant, fixtures.accessToken(grant));
     const server = await createAuthorizationServer({
       issuer,
       storage,

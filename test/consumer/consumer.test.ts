@@ -364,6 +364,8 @@ describe('a flow against the installed package', () => {
           : null,
       loginUrl: '/login',
       claims: () => ({ name: 'Ada Lovelace', email: 'ada@example.com', email_verified: true }),
+      // Reuse is detected at once, without waiting out the refresh grace window on the real clock.
+      tokens: { refreshGraceSeconds: 0 },
     });
     app.use(createExpressRouter(server));
     const { requireToken } = await importInstalled<ExpressAdapter>(`${pkg.name}/express`);

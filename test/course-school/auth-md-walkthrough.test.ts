@@ -1,5 +1,5 @@
 /**
- * Issue 6, done when: a newcomer can follow `/auth.md`. The walkthrough is read from the running
+ * A newcomer can follow `/auth.md`. The walkthrough is read from the running
  * server and followed step by step as written: every `curl` command is run with the real curl
  * binary (words split and `$VARIABLES` expanded as the shell would; nothing but curl is run), the
  * values to keep are taken from the answers as the walkthrough's `NAME=...  # "field"` lines say,
@@ -125,7 +125,7 @@ class Reader {
   }
 }
 
-describe('the auth.md walkthrough, followed as written (issue 6)', () => {
+describe('the auth.md walkthrough, followed as written', () => {
   it('register with curl → PKCE → authorize → code → API → refresh → revoke', async () => {
     const steps = walkthroughSteps(authMd);
     expect(steps.map((s) => s.title)).toEqual([

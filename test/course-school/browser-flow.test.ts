@@ -1,5 +1,5 @@
 /**
- * Issue 6: the whole flow in a real browser. openid-client (discovery, PKCE S256, state, nonce)
+ * The whole flow in a real browser. openid-client (discovery, PKCE S256, state, nonce)
  * builds the authorization URL; headless Chromium signs in on the login page, allows on the
  * library's consent page and follows the 303 to a loopback callback listener (so the consent
  * page's CSP `form-action` must let it go there); openid-client then redeems the code (checking
@@ -126,7 +126,7 @@ async function decide(page: Page, button: 'Allow' | 'Deny'): Promise<URL> {
   return arrived;
 }
 
-describe('the code flow in Chromium, with openid-client (issue 6)', () => {
+describe('the code flow in Chromium, with openid-client (RFC 6749 §4.1, OIDC Core §3.1)', () => {
   it('login → consent → Allow → loopback callback → code exchange → UserInfo → API → refresh', async (ctx) => {
     const page = await newPage((note) => ctx.skip(note));
     const config = await discoverClient();

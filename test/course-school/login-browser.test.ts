@@ -39,16 +39,23 @@ describe('login in a browser', () => {
 
   it('cannot show the login page inside a frame of another origin (ATK-27)', async (context) => {
     browser ??= await browserOrSkip((note) => context.skip(note));
-    // Another origin (another port) serves a page that frames the login page.
+    // Another origin (another port) serves a page that frames the login page, and records whether
+    // the frame fired load (also what a blocked frame fires, with the browser's error page) or error.
     const framer = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/html' });
-      response.end(`<iframe src="${app.issuer}/login"></iframe>`);
+      response.end(
+        '<script>window.frameSettled = new Promise((settle) => { window.settleFrame = settle; });</script>' +
+          `<iframe src="${app.issuer}/login" onload="settleFrame('load')" onerror="settleFrame('error')"></iframe>`,
+      );
     });
     await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
     try {
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`);
-      await page.waitForTimeout(500);
+      const settled = await page.evaluate(
+        () => (window as unknown as { frameSettled: Promise<string> }).frameSettled,
+      );
+      expect(['load', 'error']).toContain(settled);
       const frame = page.frames().find((f) => f !== page.mainFrame());
       const framed =
         frame === undefined

@@ -15,6 +15,7 @@ import { sha256 } from '../../src/core/crypto.js';
 import type { AuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { Storage } from '../../src/storage/types.js';
+import { seedGrant } from '../helpers/seed-grant.js';
 
 const API = 'https://api.example.com';
 const SECRET = 'notes-api-secret-0123456789';
@@ -29,8 +30,9 @@ async function issue(storage: Storage, audience: string, scope = ['notes:read'])
   const now = Math.floor(Date.now() / 1000);
   const token = `tok-${crypto.randomUUID()}`;
   const grantId = crypto.randomUUID();
-  await storage.createGrant({
-    grant: {
+  await seedGrant(
+    storage,
+    {
       grantId,
       clientId: 'cli',
       userId: 'ada',
@@ -40,7 +42,7 @@ async function issue(storage: Storage, audience: string, scope = ['notes:read'])
       createdAt: now,
       expiresAt: now + 3600,
     },
-    accessToken: {
+    {
       tokenHash: await sha256(token),
       jti: crypto.randomUUID(),
       grantId,
@@ -51,7 +53,7 @@ async function issue(storage: Storage, audience: string, scope = ['notes:read'])
       issuedAt: now,
       expiresAt: now + 900,
     },
-  });
+  );
   return { token, grantId };
 }
 
@@ -84,7 +86,7 @@ describe('docs/resource-servers.md', () => {
     const { token, grantId } = await issue(storage, API);
     const ok = await guard.check({ headers: { authorization: `Bearer ${token}` } }, { scope: 'notes:read' });
     expect(ok).toMatchObject({ ok: true, principal: { anonymous: false, subject: 'ada', audience: [API] } });
-    await storage.revokeGrant(grantId, Math.floor(Date.now() / 1000));
+    await storage.grants.revoke(grantId, Math.floor(Date.now() / 1000));
     const refused = await guard.check({ headers: { authorization: `Bearer ${token}` } });
     expect(refused.ok).toBe(false);
     if (!refused.ok) {

@@ -49,7 +49,13 @@ describe.each(Object.keys(ADAPTERS))('openid-client end to end through the %s ad
     issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
     h = await Harness.start({
       // openid-client checks iat/exp against the real clock.
-      options: { issuer, resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }], clock: Date.now },
+      options: {
+        issuer,
+        resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }],
+        clock: Date.now,
+        // Reuse is detected at once, without waiting out the refresh grace window on the real clock.
+        tokens: { refreshGraceSeconds: 0 },
+      },
     });
     listener = ADAPTERS[adapter]!(h);
   });

@@ -1,17 +1,27 @@
 // #region run-kit
+import type { Storage } from 'portcullis';
 import { runStorageConformance } from 'portcullis/testing';
 import { describe, expect, it } from 'vitest';
-import { kvStorage, mapKeyValueStore } from '../../examples/custom-storage/kv-storage.js';
+import { type KeyValueStore, kvStorage, mapKeyValueStore } from '../../examples/custom-storage/kv-storage.js';
+
+const stores = new WeakMap<Storage, KeyValueStore>();
 
 runStorageConformance(
   { describe, it, expect },
   {
     name: 'example key-value adapter',
     // Called before each test; may return a shared instance (the tests use random ids).
-    create: () => kvStorage(mapKeyValueStore()),
-    // Called after each test with what create returned.
+    create: () => {
+      const kv = mapKeyValueStore();
+      const storage = kvStorage(kv);
+      stores.set(storage, kv);
+      return storage;
+    },
+    // Optional: a second instance over the same data, for the races (a second server would have one).
+    createSecond: (first) => kvStorage(stores.get(first)!),
+    // Called after each test with what create (and createSecond) returned.
     release: (storage) => storage.close(),
-    // Parallel callers in the concurrency tests (default 50).
+    // Parallel callers in the races on codes and pending authorizations (default 50).
     concurrency: 50,
   },
 );

@@ -4,6 +4,8 @@ import { SPEC_PATHS } from '../helpers/spec-paths.js';
 import type { TestResponse } from '../helpers/transports.js';
 
 let h: Harness;
+/** The default grace window, in seconds. */
+const GRACE = 10;
 
 beforeEach(async () => {
   h = await Harness.start();
@@ -35,6 +37,8 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
     expect(next.refresh_token).not.toBe(body.refresh_token);
     expect(next.scope).toBe(body.scope);
     expect(next.id_token).toBeUndefined();
+    // Past the grace window (10 s by default), the old token is refused.
+    h.clock.advance(GRACE);
     expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
   });
 
@@ -42,6 +46,7 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
     const { client, body } = await confidentialTokens();
     const r2 = json(await h.refresh(client, body.refresh_token as string));
     expect(await introspectActive(client, r2.access_token as string)).toBe(true);
+    h.clock.advance(GRACE);
     expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
     expectError(await h.refresh(client, r2.refresh_token as string), 'invalid_grant');
     expect(await introspectActive(client, r2.access_token as string)).toBe(false);
@@ -124,16 +129,22 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
     expectError(await h.refresh(second.client, token), 'invalid_grant');
   });
 
-  it('ATK-18 two concurrent refreshes with one token: at most one succeeds, and reuse detection fires', async () => {
-    const { client, body } = await h.tokens();
-    const results = await Promise.all([
-      h.refresh(client, body.refresh_token as string),
-      h.refresh(client, body.refresh_token as string),
-    ]);
-    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
-    const winner = results.find((r) => r.status === 200);
-    if (winner !== undefined)
-      expectError(await h.refresh(client, json(winner).refresh_token as string), 'invalid_grant');
+  it('ATK-18 without a grace window, two concurrent refreshes with one token: exactly one succeeds, and the other is reuse that revokes the grant', async () => {
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 0 } } });
+    try {
+      const { client, body } = await g.tokens();
+      const results = await Promise.all([
+        g.refresh(client, body.refresh_token as string),
+        g.refresh(client, body.refresh_token as string),
+      ]);
+      const winners = results.filter((r) => r.status === 200);
+      expect(winners).toHaveLength(1);
+      expectError(results.find((r) => r.status !== 200)!, 'invalid_grant');
+      expect(g.events.filter((e) => e.type === 'refresh.reuse_detected')).toHaveLength(1);
+      expectError(await g.refresh(client, json(winners[0]!).refresh_token as string), 'invalid_grant');
+    } finally {
+      await g.close();
+    }
   });
 
   it('a refresh survives a restart of the server when storage does', async () => {
@@ -161,57 +172,111 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
   });
 });
 
-describe('refresh grace period (tokens.refreshGraceSeconds)', () => {
-  it('is off by default: an immediate identical retry is reuse', async () => {
+describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03)', () => {
+  it('is on by default: a retry after a lost response gets the same successor and a new access token', async () => {
+    const { client, body } = await confidentialTokens();
+    const lost = json(await h.refresh(client, body.refresh_token as string));
+    h.clock.advance(GRACE - 1);
+    const retry = await h.refresh(client, body.refresh_token as string);
+    expect(retry.status).toBe(200);
+    const second = json(retry);
+    expect(second.refresh_token).toBe(lost.refresh_token);
+    expect(second.access_token).not.toBe(lost.access_token);
+    expect(await introspectActive(client, second.access_token as string)).toBe(true);
+    // Not a reuse: the grant lives on, and the one successor keeps working.
+    expect(h.events.some((e) => e.type === 'refresh.reuse_detected')).toBe(false);
+    expect((await h.refresh(client, second.refresh_token as string)).status).toBe(200);
+  });
+
+  it('RT-02 after the window, the same token is reuse: the grant, the successor and every access token die', async () => {
+    const { client, body } = await confidentialTokens();
+    const next = json(await h.refresh(client, body.refresh_token as string));
+    h.clock.advance(GRACE);
+    expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
+    expect(h.events.some((e) => e.type === 'refresh.reuse_detected')).toBe(true);
+    expectError(await h.refresh(client, next.refresh_token as string), 'invalid_grant');
+    expect(await introspectActive(client, next.access_token as string)).toBe(false);
+  });
+
+  it('RT-04 within the window, another client presenting the rotated token is reuse: the grant is revoked', async () => {
     const { client, body } = await h.tokens();
-    expect((await h.refresh(client, body.refresh_token as string)).status).toBe(200);
+    const next = json(await h.refresh(client, body.refresh_token as string));
+    const other = await h.register();
+    expectError(await h.refresh(other, body.refresh_token as string), 'invalid_grant');
+    expectError(await h.refresh(client, next.refresh_token as string), 'invalid_grant');
+  });
+
+  it('parallel retries within the window: one rotation, and every caller gets the same successor', async () => {
+    const { client, body } = await h.tokens();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => h.refresh(client, body.refresh_token as string)),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const successors = new Set(results.map((r) => json(r).refresh_token));
+    expect(successors.size).toBe(1);
+    expect(h.events.filter((e) => e.type === 'refresh.rotated')).toHaveLength(1);
+    expect(new Set(results.map((r) => json(r).access_token)).size).toBe(5);
+    expect((await h.refresh(client, [...successors][0] as string)).status).toBe(200);
+  });
+
+  it('a retry within the window after the grant was revoked is refused', async () => {
+    const { client, body } = await h.tokens();
+    const next = json(await h.refresh(client, body.refresh_token as string));
+    await h.send({
+      method: 'POST',
+      url: '/api/oauth/revoke',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: next.refresh_token as string,
+        client_id: client.client_id,
+      }).toString(),
+    });
     expectError(await h.refresh(client, body.refresh_token as string), 'invalid_grant');
   });
 
-  it('when enabled, an identical retry within the grace returns the same successor; after it, reuse is detected', async () => {
-    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
-    const { client, body } = await g.tokens();
-    const first = json(await g.refresh(client, body.refresh_token as string));
-    g.clock.advance(2);
-    const retry = await g.refresh(client, body.refresh_token as string);
-    expect(retry.status).toBe(200);
-    const second = json(retry);
-    expect(second.refresh_token).toBe(first.refresh_token);
-    expect(second.access_token).not.toBe(first.access_token);
-    // Parallel agents can now both continue with the same successor.
-    const onward = await g.refresh(client, second.refresh_token as string);
-    expect(onward.status).toBe(200);
-    g.clock.advance(6);
-    const late = await g.refresh(client, body.refresh_token as string);
-    expect(late.status).toBe(400);
-    expect(json(late).error).toBe('invalid_grant');
-    expect((await g.refresh(client, json(onward).refresh_token as string)).status).toBe(400);
-    await g.close();
-  });
-
-  it('concurrent refreshes with one token inside the grace both succeed with the same successor', async () => {
-    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
-    const { client, body } = await g.tokens();
-    const results = await Promise.all([
-      g.refresh(client, body.refresh_token as string),
-      g.refresh(client, body.refresh_token as string),
-    ]);
-    expect(results.map((r) => r.status)).toEqual([200, 200]);
-    expect(json(results[0]!).refresh_token).toBe(json(results[1]!).refresh_token);
-    await g.close();
+  it('with refreshGraceSeconds: 0 an immediate identical retry is reuse', async () => {
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 0 } } });
+    try {
+      const { client, body } = await g.tokens();
+      expect((await g.refresh(client, body.refresh_token as string)).status).toBe(200);
+      expectError(await g.refresh(client, body.refresh_token as string), 'invalid_grant');
+      expect(g.events.some((e) => e.type === 'refresh.reuse_detected')).toBe(true);
+    } finally {
+      await g.close();
+    }
   });
 
   it('the sealed successor is useless without the predecessor: storage holds no readable token', async () => {
-    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 5 } } });
-    const { client, body } = await g.tokens();
-    const next = json(await g.refresh(client, body.refresh_token as string));
+    const { client, body } = await h.tokens();
+    const next = json(await h.refresh(client, body.refresh_token as string));
     const { sha256 } = await import('../../src/core/crypto.js');
-    const old = await g.storage.getRefreshToken(await sha256(body.refresh_token as string), g.clock.now());
+    const old = await h.storage.grants.getRefreshToken(
+      await sha256(body.refresh_token as string),
+      h.clock.now(),
+    );
     expect(old?.sealedSuccessor).toBeDefined();
     expect(old?.sealedSuccessor).not.toContain(next.refresh_token as string);
     const { openSuccessor } = await import('../../src/tokens/refresh-token.js');
     expect(await openSuccessor('not-the-predecessor', old!.sealedSuccessor!)).toBeUndefined();
     expect(await openSuccessor(body.refresh_token as string, old!.sealedSuccessor!)).toBe(next.refresh_token);
-    await g.close();
+  });
+});
+
+describe('ID tokens on refresh (tokens.idTokenOnRefresh, OIDC Core §12.2)', () => {
+  it('carry the auth_time of the original login, read with the refresh token', async () => {
+    const g = await Harness.start({ options: { tokens: { idTokenOnRefresh: true } } });
+    try {
+      const { client, body } = await g.tokens();
+      const first = JSON.parse(Buffer.from(String(body.id_token).split('.')[1]!, 'base64url').toString());
+      g.clock.advance(3600);
+      const refreshed = json(await g.refresh(client, body.refresh_token as string));
+      const claims = JSON.parse(
+        Buffer.from(String(refreshed.id_token).split('.')[1]!, 'base64url').toString(),
+      );
+      expect(claims.auth_time).toBe(first.auth_time);
+      expect(claims.iat).toBe(first.iat + 3600);
+    } finally {
+      await g.close();
+    }
   });
 });

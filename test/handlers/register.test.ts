@@ -74,7 +74,7 @@ describe('REG-01..REG-03 successful registration', () => {
     expect('client_secret' in body).toBe(false);
     expect('client_secret_expires_at' in body).toBe(false);
     // The registration is real: the client is stored with the metadata that was echoed.
-    const record = await h.storage.getClient(body.client_id as string, START);
+    const record = await h.storage.clients.get(body.client_id as string, START);
     expect(record?.metadata).toMatchObject({ redirect_uris: [CB], token_endpoint_auth_method: 'none' });
     expect(record?.secretHash).toBeUndefined();
   });
@@ -122,7 +122,7 @@ describe('REG-01..REG-03 successful registration', () => {
       await post(h, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_post' }),
     );
     const secret = body.client_secret as string;
-    const record = await h.storage.getClient(body.client_id as string, START);
+    const record = await h.storage.clients.get(body.client_id as string, START);
     expect(record).not.toBeNull();
     expect(record!.secretHash).toBe(sha256Base64url(secret));
     expect(record!.secretHash).not.toBe(secret);
@@ -422,7 +422,7 @@ describe('REG-07..REG-10 client metadata', () => {
     const response = await post(h, { redirect_uris: [CB], ...unknown });
     expect(response.status).toBe(201);
     const body = json(response);
-    const record = await h.storage.getClient(body.client_id as string, START);
+    const record = await h.storage.clients.get(body.client_id as string, START);
     for (const key of Object.keys(unknown)) {
       expect(key in body, key).toBe(false);
       expect(key in record!.metadata, key).toBe(false);
@@ -682,7 +682,7 @@ describe('REG-14 / ATK-45 self-asserted display metadata', () => {
     expect(response.headers['content-type']).toBe('application/json');
     const body = json(response);
     expect(body.client_name).toBe(name);
-    expect((await h.storage.getClient(body.client_id as string, START))?.metadata.client_name).toBe(name);
+    expect((await h.storage.clients.get(body.client_id as string, START))?.metadata.client_name).toBe(name);
   });
 });
 
@@ -718,7 +718,7 @@ describe('ATK-30 malformed JSON types and prototype pollution', () => {
     expect(response.status).toBe(201);
     expect(response.body).not.toContain('admin');
     const body = json(response);
-    const record = await h.storage.getClient(body.client_id as string, START);
+    const record = await h.storage.clients.get(body.client_id as string, START);
     expect((record!.metadata as unknown as Record<string, unknown>).admin).toBeUndefined();
     expect(Object.hasOwn(record!.metadata, '__proto__')).toBe(false);
     expect(Object.hasOwn(record!.metadata, 'constructor')).toBe(false);

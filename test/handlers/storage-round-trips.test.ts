@@ -1,8 +1,8 @@
 /**
- * Which storage calls each step of a flow makes. On PostgreSQL every call is a round trip to the
- * database (and its CPU), so these lists are a budget: a change that adds a call fails here and
- * has to be deliberate. Client reads are absent: a running server serves them from its client
- * cache (`clientCacheSeconds`).
+ * Which storage calls each step of a flow makes. On PostgreSQL every call is one statement, one
+ * round trip to the database (and its CPU), so these lists are a budget: a change that adds a call
+ * fails here and has to be deliberate. docs/storage.md lists the same per step. Client reads are
+ * absent: a running server serves them from its client cache (`clientCacheSeconds`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -26,9 +26,13 @@ describe('storage round trips per step of a flow', () => {
     h = await Harness.start({ storage: recording.storage });
     client = await h.register({ grant_types: ['authorization_code', 'refresh_token'] });
     // One whole flow first, as a running server has had: the first uses read the client and the
-    // new signing keys, and the first exchange clears the registration's expiry (updateClient).
+    // new signing keys, and the first exchange clears the registration's expiry.
     const first = await h.obtainCode(client);
+    calls.length = 0;
     const tokens = json(await h.exchange(client, first.code, first.pkce));
+    // The first exchange of a new registration adds one best-effort write after the commit point
+    // (and this new server's first signature re-reads the keys it generated).
+    expect(calls).toEqual(['codes.get', 'keys.list', 'codes.redeem', 'clients.clearExpiry']);
     expect((await h.refresh(client, String(tokens.refresh_token))).status).toBe(200);
     calls.length = 0;
   });
@@ -47,31 +51,39 @@ describe('storage round trips per step of a flow', () => {
     const page = await during(() => h.authorize(h.authorizeUrl(client, p, { prompt: 'consent' }), cookie));
     expect(page.result.status).toBe(200);
     // prompt=consent asks whatever was remembered: the remembered consent is not read.
-    expect(page.made).toEqual(['createPendingAuthorization']);
+    expect(page.made).toEqual(['interactions.create']);
 
     const allow = await during(() => h.decide(consentFields(page.result), 'allow', cookie));
     expect(allow.result.status).toBe(303);
     expect(allow.made).toEqual([
-      'getPendingAuthorization',
-      'consumePendingAuthorization',
-      'getConsent',
-      'saveConsent',
-      'createAuthorizationCode',
+      'interactions.get',
+      'interactions.consume',
+      'consents.get',
+      'consents.save',
+      'codes.create',
     ]);
 
+    // The exchange: read the code (bindings, PKCE), then one atomic redemption.
     const code = redirectParams(allow.result).get('code') ?? '';
     const exchange = await during(() => h.exchange(client, code, p));
     expect(exchange.result.status).toBe(200);
-    expect(exchange.made).toEqual(['getAuthorizationCode', 'createGrant', 'consumeAuthorizationCode']);
+    expect(exchange.made).toEqual(['codes.get', 'codes.redeem']);
 
-    const refresh = await during(() => h.refresh(client, String(json(exchange.result).refresh_token)));
+    // The refresh: read the token, then one atomic rotation.
+    const refreshToken = String(json(exchange.result).refresh_token);
+    const refresh = await during(() => h.refresh(client, refreshToken));
     expect(refresh.result.status).toBe(200);
-    expect(refresh.made).toEqual(['getRefreshToken', 'rotateRefreshToken']);
+    expect(refresh.made).toEqual(['grants.getRefreshToken', 'grants.rotateRefreshToken']);
+
+    // A retry within the grace window: read the token, store the new access token.
+    const retry = await during(() => h.refresh(client, refreshToken));
+    expect(retry.result.status).toBe(200);
+    expect(retry.made).toEqual(['grants.getRefreshToken', 'grants.addAccessToken']);
   });
 
   it('without prompt=consent the consent page reads the remembered consent once', async () => {
     const page = await during(() => h.authorize(h.authorizeUrl(client, pkce()), h.login('ada')));
     expect(page.result.status).toBe(200);
-    expect(page.made).toEqual(['getConsent', 'createPendingAuthorization']);
+    expect(page.made).toEqual(['consents.get', 'interactions.create']);
   });
 });

@@ -226,8 +226,8 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     const { code } = await h.obtainCode(pub);
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const { sha256 } = await import('../../src/core/crypto.js');
-    expect(await h.storage.getAuthorizationCode(code, h.clock.now())).toBeNull();
-    const record = await h.storage.getAuthorizationCode(await sha256(code), h.clock.now());
+    expect(await h.storage.codes.get(code, h.clock.now())).toBeNull();
+    const record = await h.storage.codes.get(await sha256(code), h.clock.now());
     expect(record?.clientId).toBe(pub.client_id);
     expect(JSON.stringify(record)).not.toContain(code);
   });
@@ -380,11 +380,11 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
   });
 
   it('clears the expiry of a dynamically registered client once it completes a token request', async () => {
-    const before = await h.storage.getClient(pub.client_id, h.clock.now());
+    const before = await h.storage.clients.get(pub.client_id, h.clock.now());
     expect(before?.expiresAt).toBeDefined();
     const { code, pkce: p } = await h.obtainCode(pub);
     await h.exchange(pub, code, p);
-    const after = await h.storage.getClient(pub.client_id, h.clock.now());
+    const after = await h.storage.clients.get(pub.client_id, h.clock.now());
     expect(after?.expiresAt).toBeUndefined();
   });
 });

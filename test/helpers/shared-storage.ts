@@ -71,48 +71,68 @@ export async function postgresBackend(): Promise<SharedStorageBackend> {
 // ---------------------------------------------------------------------------------------------
 // Storage over HTTP
 
-// The contract's methods, read off the reference implementation rather than listed again.
-const METHODS = Object.keys(memoryStorage()) as (keyof Storage)[];
+// The contract's methods, read off the reference implementation rather than listed again: `close`,
+// `deleteExpired`, and `store/method` for the methods of each store.
+const reference = memoryStorage();
+const STORES = Object.keys(reference).filter(
+  (key) => typeof reference[key as keyof Storage] === 'object',
+) as (keyof Storage)[];
+const METHODS: readonly string[] = [
+  ...Object.keys(reference).filter((key) => typeof reference[key as keyof Storage] === 'function'),
+  ...STORES.flatMap((store) => Object.keys(reference[store]).map((method) => `${store}/${method}`)),
+];
 
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;
 
-function isMethod(name: string): name is keyof Storage {
-  return (METHODS as readonly string[]).includes(name);
+/** The method `path` (`grants/revoke`, `deleteExpired`) names on `storage`. */
+function methodAt(storage: Storage, path: string): AnyMethod | undefined {
+  if (!METHODS.includes(path) || path === 'close') return undefined;
+  const [first, second] = path.split('/') as [string, string | undefined];
+  const owner = (second === undefined ? storage : storage[first as keyof Storage]) as unknown as Record<
+    string,
+    AnyMethod
+  >;
+  const method = owner[second ?? first];
+  return method === undefined ? undefined : (...args) => method.apply(owner, args);
 }
 
-/** A {@link Storage} whose every call is a POST to `url/<method>` with the arguments as JSON. */
+/** A {@link Storage} whose every call is a POST to `url/<store>/<method>` with the arguments as JSON. */
 export function storageOverHttp(url: string): Storage {
-  const client: Record<string, AnyMethod> = {};
-  for (const method of METHODS) {
-    client[method] = async (...args) => {
-      if (method === 'close') return;
-      const response = await fetch(`${url}/${method}`, {
+  const call =
+    (path: string): AnyMethod =>
+    async (...args) => {
+      const response = await fetch(`${url}/${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(args),
       });
       const reply = (await response.json()) as { result?: unknown; error?: string };
-      if (!response.ok) throw new Error(`shared storage ${method} failed: ${reply.error ?? response.status}`);
+      if (!response.ok) throw new Error(`shared storage ${path} failed: ${reply.error ?? response.status}`);
       return reply.result;
     };
+  const client: Record<string, unknown> = { close: async () => {}, deleteExpired: call('deleteExpired') };
+  for (const store of STORES) {
+    client[store] = Object.fromEntries(
+      Object.keys(reference[store]).map((method) => [method, call(`${store}/${method}`)]),
+    );
   }
   return client as unknown as Storage;
 }
 
 /** Serves `storage` to other processes on a loopback port. */
 export async function rpcBackend(storage: Storage): Promise<SharedStorageBackend> {
-  const target = storage as unknown as Record<keyof Storage, AnyMethod>;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const name = (req.url ?? '').slice(1);
+      const path = (req.url ?? '').slice(1);
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       };
-      if (!isMethod(name) || name === 'close') return reply(404, { error: `no method ${name}` });
+      const method = methodAt(storage, path);
+      if (method === undefined) return reply(404, { error: `no method ${path}` });
       const args = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[];
-      target[name](...args).then(
+      method(...args).then(
         (result) => reply(200, { result }),
         (error: unknown) => reply(500, { error: String(error) }),
       );

@@ -93,7 +93,7 @@ describe('signing keys', () => {
     const h = await Harness.start({ options: { keys: { privateJwks } } });
     harnesses.push(h);
     expect((await jwks(h)).keys.map((k) => k.kid).sort()).toEqual(['es-1', 'rs-1']);
-    expect(await h.storage.listSigningKeys()).toHaveLength(0);
+    expect(await h.storage.keys.list()).toHaveLength(0);
     const { body } = await h.tokens();
     expect(decodeProtectedHeader(body.id_token as string).kid).toBe('rs-1');
     expect(decodeProtectedHeader(body.access_token as string).kid).toBe('es-1');
@@ -130,7 +130,7 @@ describe('instances starting at once on one empty storage (docs/storage.md)', ()
     const [a, b] = [new KeyStore(storage, runtime, options), new KeyStore(storage, runtime, options)];
     // Both read the empty key table, then generate; the later one finds the earlier one's key.
     await Promise.all([a.init(), b.init()]);
-    expect((await storage.listSigningKeys()).map((k) => k.alg).sort()).toEqual(['ES256', 'RS256']);
+    expect((await storage.keys.list()).map((k) => k.alg).sort()).toEqual(['ES256', 'RS256']);
     expect(await a.jwks()).toBe(await b.jwks());
     expect(await signingKids(a)).toEqual(await signingKids(b));
   });
@@ -149,27 +149,33 @@ describe('instances starting at once on one empty storage (docs/storage.md)', ()
     // A stores its key only after B's check before storing (both saw none); B stores only after A finished.
     const forA: Storage = {
       ...storage,
-      addSigningKey: async (key) => {
-        await bCheckedAgain;
-        await storage.addSigningKey(key);
+      keys: {
+        ...storage.keys,
+        add: async (key) => {
+          await bCheckedAgain;
+          await storage.keys.add(key);
+        },
       },
     };
     const forB: Storage = {
       ...storage,
-      listSigningKeys: async () => {
-        const keys = await storage.listSigningKeys();
-        if (++bLists === 2) bChecked();
-        return keys;
-      },
-      addSigningKey: async (key) => {
-        await aFinished;
-        await storage.addSigningKey(key);
+      keys: {
+        ...storage.keys,
+        list: async () => {
+          const keys = await storage.keys.list();
+          if (++bLists === 2) bChecked();
+          return keys;
+        },
+        add: async (key) => {
+          await aFinished;
+          await storage.keys.add(key);
+        },
       },
     };
     const single = { ...options, algs: ['ES256'] as const };
     const [a, b] = [new KeyStore(forA, runtime, single), new KeyStore(forB, runtime, single)];
     await Promise.all([a.init().then(aDone), b.init()]);
-    expect(await storage.listSigningKeys()).toHaveLength(2);
+    expect(await storage.keys.list()).toHaveLength(2);
     const [kidA, kidB] = [(await a.signingKey('ES256')).kid, (await b.signingKey('ES256')).kid];
     expect(kidA).toBe(kidB);
     expect(await a.jwks()).toBe(await b.jwks());

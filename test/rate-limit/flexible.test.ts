@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { OAuthError } from '../../src/core/errors.js';
 import type { RateLimiter } from '../../src/core/rate-limit.js';
 import { assertWithinRateLimit, enforceRateLimit } from '../../src/core/rate-limit.js';
@@ -26,13 +26,48 @@ afterAll(async () => {
   for (const client of brokenClients) client.disconnect();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How a test gets to the end of a store's window without waiting for it. */
+interface WindowEnd {
+  /** Before the first count: take over the clock, where the store reads it. */
+  readonly begin: () => void;
+  /** Moves past the end of the window of the store key `key`, which lasts `ms`. */
+  readonly end: (key: string, ms: number) => Promise<void>;
+  /** Gives the clock back. */
+  readonly finish: () => void;
+}
 
-function limiterBehaviour(name: string, store: () => FlexibleStore) {
+/** The memory store reads `Date.now()` and deletes a window's record with a timer: fake both. */
+const memoryWindowEnd: WindowEnd = {
+  begin: () => vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] }),
+  end: async (_key, ms) => {
+    await vi.advanceTimersByTimeAsync(ms);
+  },
+  finish: () => vi.useRealTimers(),
+};
+
+/**
+ * Redis ends a window itself: the limiter gives the window's key a time to live. Check that the key
+ * expires within the window, then expire it now, as Redis does when that time comes.
+ */
+const redisWindowEnd = (client: Redis): WindowEnd => ({
+  begin: () => {},
+  end: async (key, ms) => {
+    const ttl = await client.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(ms);
+    await client.pexpire(key, 0);
+  },
+  finish: () => {},
+});
+
+function limiterBehaviour(name: string, store: () => FlexibleStore, windowEnd: WindowEnd) {
   describe(`flexible limiter over ${name}`, () => {
     let counter = 0;
-    const make = (limits: RateLimits): RateLimiter =>
-      createFlexibleRateLimiter({ store: store(), limits, keyPrefix: `${runId}-${name}-${++counter}` });
+    let keyPrefix = '';
+    const make = (limits: RateLimits): RateLimiter => {
+      keyPrefix = `${runId}-${name}-${++counter}`;
+      return createFlexibleRateLimiter({ store: store(), limits, keyPrefix });
+    };
 
     it('trips at the limit with 429 and Retry-After', async () => {
       const limiter = make({ register: { points: 3, durationSeconds: 60 } });
@@ -48,12 +83,19 @@ function limiterBehaviour(name: string, store: () => FlexibleStore) {
       await enforceRateLimit(limiter, 'register', '198.51.100.8');
     });
 
-    it('resets when the window ends', async () => {
-      const limiter = make({ authorize: { points: 1, durationSeconds: 1 } });
-      expect((await limiter.consume('authorize', 'k')).allowed).toBe(true);
-      expect((await limiter.consume('authorize', 'k')).allowed).toBe(false);
-      await sleep(1100);
-      expect((await limiter.consume('authorize', 'k')).allowed).toBe(true);
+    it('starts a new window when the window ends', async () => {
+      windowEnd.begin();
+      try {
+        const limiter = make({ authorize: { points: 1, durationSeconds: 60 } });
+        expect((await limiter.consume('authorize', 'k')).allowed).toBe(true);
+        expect((await limiter.consume('authorize', 'k')).allowed).toBe(false);
+        // The store's key: the limiter's prefix, the bucket, the caller's key.
+        await windowEnd.end(`${keyPrefix}:authorize:k`, 60_000);
+        expect((await limiter.consume('authorize', 'k')).allowed).toBe(true);
+        expect((await limiter.consume('authorize', 'k')).allowed).toBe(false);
+      } finally {
+        windowEnd.finish();
+      }
     });
 
     it('check reports the limit without counting (ATK-25)', async () => {
@@ -70,7 +112,7 @@ function limiterBehaviour(name: string, store: () => FlexibleStore) {
   });
 }
 
-limiterBehaviour('memory', () => ({ type: 'memory' }));
+limiterBehaviour('memory', () => ({ type: 'memory' }), memoryWindowEnd);
 
 describe.skipIf(!redisProbe.available)('Redis', () => {
   const connect = () => {
@@ -79,7 +121,7 @@ describe.skipIf(!redisProbe.available)('Redis', () => {
     return client;
   };
   const shared = connect();
-  limiterBehaviour('redis', () => ({ type: 'redis', client: shared }));
+  limiterBehaviour('redis', () => ({ type: 'redis', client: shared }), redisWindowEnd(shared));
 
   it('shares one count between two server instances', async () => {
     const keyPrefix = `${runId}-shared`;

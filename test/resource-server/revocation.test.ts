@@ -1,8 +1,8 @@
 /**
- * Issue 4, "done when": a token revoked through the revocation endpoint is refused on the very next
- * request, (a) in the authorization server's process, (b) in a second process sharing the storage,
- * (c) in a process that asks introspection; and (d) a JWKS-only process keeps accepting it until it
- * expires, which is the documented bound of revocation for that verifier.
+ * A token revoked through the revocation endpoint (RFC 7009) is refused on the very next request,
+ * (a) in the authorization server's process, (b) in a second process sharing the storage, (c) in a
+ * process that asks introspection; and (d) a JWKS-only process keeps accepting it until it expires,
+ * which is the documented bound of revocation for that verifier.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -97,7 +97,7 @@ async function serveOverHttp(h: Harness): Promise<{ origin: string; close(): Pro
   };
 }
 
-describe('issue 4 (a): in the authorization server’s process', () => {
+describe('a revoked token is refused on the next request in the authorization server’s process (REV-02, RS-03)', () => {
   let h: Harness;
   beforeEach(async () => {
     h = await harnessWithIntrospection();
@@ -202,7 +202,7 @@ function refusesOnTheNextRequest(suite: Suite): void {
 
 /** Runs (b) against one shared-storage backend. */
 function sharedStorageSuite(name: string, open: () => Promise<SharedStorageBackend>): void {
-  describe(`issue 4 (b): a second process sharing the storage (${name})`, () => {
+  describe(`a revoked token is refused on the next request by a second process sharing the storage, ${name} (REV-02, RS-03)`, () => {
     refusesOnTheNextRequest(
       withChildResourceServer({
         open,
@@ -216,13 +216,13 @@ const postgresReason = postgresUnavailable();
 if (postgresReason === undefined) {
   sharedStorageSuite('PostgreSQL', postgresBackend);
 } else if (process.env.CI === 'true') {
-  describe('issue 4 (b): a second process sharing PostgreSQL storage', () => {
+  describe('a revoked token is refused on the next request by a second process sharing PostgreSQL storage (REV-02, RS-03)', () => {
     it('needs the PostgreSQL adapter', () => {
       throw new Error(`cannot run the cross-process revocation test on PostgreSQL: ${postgresReason}`);
     });
   });
 } else {
-  describe('issue 4 (b): a second process sharing PostgreSQL storage', () => {
+  describe('a revoked token is refused on the next request by a second process sharing PostgreSQL storage (REV-02, RS-03)', () => {
     it.skip(`skipped: ${postgresReason}`, () => {});
   });
 }
@@ -231,7 +231,7 @@ if (postgresReason === undefined) {
 // child-process machinery today, while PostgreSQL is not in the tree.
 sharedStorageSuite('memory storage served over HTTP', () => rpcBackend(memoryStorage()));
 
-describe('issue 4 (c): a process that only calls introspection', () => {
+describe('a revoked token is refused on the next request by a process that calls introspection (REV-02, INT-03)', () => {
   refusesOnTheNextRequest(
     withChildResourceServer({
       env: (origin) => ({
@@ -244,7 +244,7 @@ describe('issue 4 (c): a process that only calls introspection', () => {
   );
 });
 
-describe('issue 4 (d): a JWKS-only process (bounded revocation, documented)', () => {
+describe('a process that verifies with the JWKS only accepts a revoked access token until it expires (documented bound, RFC 9068 §4)', () => {
   const suite = withChildResourceServer({
     env: (origin) => ({ VERIFIER: 'jwks', JWKS_URI: `${origin}/.well-known/jwks.json`, ISSUER }),
   });

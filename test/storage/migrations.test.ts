@@ -4,7 +4,7 @@ import { runMigrateCli } from '../../src/cli/migrate-cli.js';
 import { migrate, postgresStorage } from '../../src/storage/postgres.js';
 import type { SqlExecutor, SqlQueryable } from '../../src/storage/sql/executor.js';
 import { migrateSchema } from '../../src/storage/sql/migrations.js';
-import { fixtures } from '../../src/testing/storage-conformance.js';
+import { fixtures } from '../../src/testing/index.js';
 import { randomSchemaName, requirePostgres } from '../helpers/services.js';
 
 const postgres = await requirePostgres('migration tests on PostgreSQL');
@@ -66,7 +66,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
   it('migrate() creates every table in a fresh schema, and a second run applies nothing', async () => {
     const schema = fresh();
     const first = await migrate({ connectionString: url }, { schema });
-    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 1, applied: [1] });
+    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 2, applied: [1, 2] });
     expect(await tablesOf(schema)).toEqual([
       'access_tokens',
       'authorization_codes',
@@ -79,7 +79,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       'signing_keys',
     ]);
     const second = await migrate({ connectionString: url }, { schema });
-    expect(second).toEqual({ schema, fromVersion: 1, toVersion: 1, applied: [] });
+    expect(second).toEqual({ schema, fromVersion: 2, toVersion: 2, applied: [] });
   });
 
   it('several migrators at once: exactly one applies each version, none fails', async () => {
@@ -88,7 +88,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       Array.from({ length: 4 }, () => migrate({ connectionString: url }, { schema })),
     );
     expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
-    expect(reports.every((r) => r.toVersion === 1)).toBe(true);
+    expect(reports.every((r) => r.toVersion === 2)).toBe(true);
   });
 
   it('storages starting at once on a fresh schema all work (auto-migration is serialised)', async () => {
@@ -96,9 +96,9 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
     const storages = Array.from({ length: 3 }, () => postgresStorage({ connectionString: url }, { schema }));
     try {
       const clients = storages.map(() => fixtures.client());
-      await Promise.all(storages.map((storage, i) => storage.createClient(clients[i]!)));
+      await Promise.all(storages.map((storage, i) => storage.clients.create(clients[i]!)));
       for (const client of clients) {
-        expect((await storages[0]!.getClient(client.clientId, client.createdAt))?.clientId).toBe(
+        expect((await storages[0]!.clients.get(client.clientId, client.createdAt))?.clientId).toBe(
           client.clientId,
         );
       }
@@ -138,7 +138,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       await migrateInTransaction(other, schema);
       await other.query('COMMIT');
       const report = await waiting;
-      expect(report).toMatchObject({ schema, toVersion: 1, applied: [] });
+      expect(report).toMatchObject({ schema, toVersion: 2, applied: [] });
       expect(await tablesOf(schema)).toContain('signing_keys');
     } finally {
       await other.end();
@@ -150,10 +150,10 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
     const schema = fresh();
     const storage = postgresStorage({ connectionString: url }, { schema, autoMigrate: false });
     try {
-      await expect(storage.getClient('any', 0)).rejects.toThrow(/version 0.*portcullis-migrate/);
+      await expect(storage.clients.get('any', 0)).rejects.toThrow(/version 0.*portcullis-migrate/);
       expect(await tablesOf(schema)).toEqual([]);
       await migrate({ connectionString: url }, { schema });
-      expect(await storage.getClient('any', 0)).toBeNull();
+      expect(await storage.clients.get('any', 0)).toBeNull();
     } finally {
       await storage.close();
     }
@@ -169,10 +169,12 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       err: (l: string) => err.push(l),
     };
     expect(await runMigrateCli(['--schema', schema], io)).toBe(0);
-    expect(out).toEqual([`portcullis-migrate: schema "${schema}" migrated from version 0 to 1 (applied 1)`]);
+    expect(out).toEqual([
+      `portcullis-migrate: schema "${schema}" migrated from version 0 to 2 (applied 1, 2)`,
+    ]);
     expect(await tablesOf(schema)).toContain('grants');
     expect(await runMigrateCli(['--database-url', url, '--schema', schema], io)).toBe(0);
-    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 1)`);
+    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 2)`);
     expect(err).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { pgliteStorage } from '../../src/storage/pglite.js';
 import type { SqlExecutor, SqlQueryable, SqlStatement } from '../../src/storage/sql/executor.js';
 import { SqlStorage } from '../../src/storage/sql/sql-storage.js';
-import { fixtures } from '../../src/testing/storage-conformance.js';
+import { fixtures } from '../../src/testing/index.js';
 
 const NOW = 1_800_000_000;
 const db = await PGlite.create();
@@ -39,7 +39,7 @@ async function storage(deleteBatchSize = 1000): Promise<SqlStorage> {
     autoMigrate: true,
     deleteBatchSize,
   });
-  await created.listSigningKeys(); // migrate now, so the logs below hold only the method under test
+  await created.keys.list(); // migrate now, so the logs below hold only the method under test
   log = [];
   return created;
 }
@@ -48,136 +48,154 @@ beforeEach(() => {
   log = [];
 });
 
-describe('SQL storage: one statement per step on the hot paths', () => {
-  it('code exchange: consuming the code and creating the grant with its tokens are one statement each', async () => {
-    const s = await storage();
-    const code = fixtures.code({ createdAt: NOW, expiresAt: NOW + 60 });
-    await s.createAuthorizationCode(code);
-    log = [];
-    expect((await s.consumeAuthorizationCode(code.codeHash, NOW))?.outcome).toBe('consumed');
-    const grant = fixtures.grant({ grantId: code.grantId });
-    const issuance = {
+/** A stored code and what redeeming it writes. */
+async function storedCode(s: SqlStorage) {
+  const code = fixtures.code({ createdAt: NOW, expiresAt: NOW + 60 });
+  await s.codes.create(code);
+  const grant = fixtures.grantOf(code);
+  return {
+    code,
+    redemption: {
+      codeHash: code.codeHash,
       grant,
       accessToken: fixtures.accessToken(grant),
       refreshToken: fixtures.refreshToken(grant),
-    };
-    expect(await s.createGrant(issuance)).toBe(true);
+      now: NOW,
+    },
+  };
+}
+
+/** A grant redeemed from a code, with its refresh token. */
+async function seededGrant(s: SqlStorage) {
+  const { redemption } = await storedCode(s);
+  expect(await s.codes.redeem(redemption)).toEqual({ outcome: 'redeemed' });
+  return redemption;
+}
+
+describe('SQL storage: one statement per step on the hot paths', () => {
+  it('code exchange: reading the code is one statement, redeeming it (code, grant, tokens) one more', async () => {
+    const s = await storage();
+    const { code, redemption } = await storedCode(s);
+    log = [];
+    expect(await s.codes.get(code.codeHash, NOW)).not.toBeNull();
+    expect(await s.codes.redeem(redemption)).toEqual({ outcome: 'redeemed' });
     expect(log).toHaveLength(2);
-    expect(log[0]).toMatch(/^UPDATE .*authorization_codes/);
-    expect(log[1]).toMatch(/^WITH g AS \( INSERT INTO .*grants/);
+    expect(log[1]).toMatch(/^WITH code AS \( UPDATE .*authorization_codes/);
   });
 
   it('refresh: a successful rotation is one statement; the revocation check of a request is one statement', async () => {
     const s = await storage();
-    const grant = fixtures.grant();
-    const refreshToken = fixtures.refreshToken(grant);
-    await s.createGrant({ grant, accessToken: fixtures.accessToken(grant), refreshToken });
-    const next = { refreshToken: fixtures.refreshToken(grant), accessToken: fixtures.accessToken(grant) };
+    const { grant, refreshToken } = await seededGrant(s);
+    const rotation = {
+      tokenHash: refreshToken!.tokenHash,
+      successor: fixtures.refreshToken(grant),
+      accessToken: fixtures.accessToken(grant),
+      now: NOW,
+    };
     log = [];
-    expect((await s.rotateRefreshToken(refreshToken.tokenHash, next, NOW, 0)).outcome).toBe('rotated');
-    expect(await s.getAccessToken(next.accessToken.tokenHash, NOW)).not.toBeNull();
-    expect(await s.consumePendingAuthorization('unknown', NOW)).toBeNull();
+    expect(await s.grants.rotateRefreshToken(rotation)).toEqual({ outcome: 'rotated' });
+    expect(await s.grants.getAccessToken(rotation.accessToken.tokenHash, NOW)).not.toBeNull();
+    expect(await s.interactions.consume('unknown', NOW)).toBeNull();
     expect(log).toHaveLength(3);
   });
 
-  it('a replayed code costs one more read, and a reused refresh token a read and the revocation', async () => {
+  it('a replayed code costs one more read; so does a rotation that finds the token already rotated', async () => {
     const s = await storage();
-    const code = fixtures.code({ createdAt: NOW, expiresAt: NOW + 60 });
-    await s.createAuthorizationCode(code);
-    await s.consumeAuthorizationCode(code.codeHash, NOW);
+    const { redemption } = await storedCode(s);
+    await s.codes.redeem(redemption);
     log = [];
-    expect((await s.consumeAuthorizationCode(code.codeHash, NOW))?.outcome).toBe('replayed');
+    expect((await s.codes.redeem(redemption)).outcome).toBe('replayed');
     expect(log).toHaveLength(2);
 
-    const grant = fixtures.grant();
-    const refreshToken = fixtures.refreshToken(grant);
-    await s.createGrant({ grant, accessToken: fixtures.accessToken(grant), refreshToken });
+    const { grant, refreshToken } = await seededGrant(s);
     const next = () => ({
-      refreshToken: fixtures.refreshToken(grant),
+      tokenHash: refreshToken!.tokenHash,
+      successor: fixtures.refreshToken(grant),
       accessToken: fixtures.accessToken(grant),
+      now: NOW,
     });
-    await s.rotateRefreshToken(refreshToken.tokenHash, next(), NOW, 0);
+    await s.grants.rotateRefreshToken(next());
     log = [];
-    expect((await s.rotateRefreshToken(refreshToken.tokenHash, next(), NOW + 1, 0)).outcome).toBe('reused');
-    expect(log).toHaveLength(3);
-    expect((await s.getGrant(grant.grantId))?.revokedAt).toBe(NOW + 1);
+    expect((await s.grants.rotateRefreshToken(next())).outcome).toBe('already_rotated');
+    expect(log).toHaveLength(2);
+    // Facts, not policy: nothing was revoked.
+    expect((await s.grants.get(grant.grantId))?.revokedAt).toBeUndefined();
   });
 });
 
 describe('SQL storage: writes are all or nothing', () => {
-  it('createGrant writes no grant when one of its tokens cannot be stored', async () => {
+  it('a redemption whose token cannot be stored leaves the code unconsumed and no grant behind', async () => {
     const s = await storage();
-    const existing = fixtures.grant();
-    const taken = fixtures.accessToken(existing);
-    await s.createGrant({ grant: existing, accessToken: taken });
-    const grant = fixtures.grant();
+    const taken = await seededGrant(s);
+    const { code, redemption } = await storedCode(s);
     // The same token hash: the token insert fails, and with it the whole statement.
-    const clash = { ...fixtures.accessToken(grant), tokenHash: taken.tokenHash };
-    await expect(
-      s.createGrant({ grant, accessToken: clash, refreshToken: fixtures.refreshToken(grant) }),
-    ).rejects.toThrow();
-    expect(await s.getGrant(grant.grantId)).toBeNull();
-    // The id is still free: the failed attempt left no row behind.
-    expect(await s.createGrant({ grant, accessToken: fixtures.accessToken(grant) })).toBe(true);
+    const clash = {
+      ...redemption,
+      accessToken: { ...redemption.accessToken, tokenHash: taken.accessToken.tokenHash },
+    };
+    await expect(s.codes.redeem(clash)).rejects.toThrow();
+    expect(await s.grants.get(redemption.grant.grantId)).toBeNull();
+    expect((await s.codes.get(code.codeHash, NOW))?.consumedAt).toBeUndefined();
+    // The retry redeems: nothing of the failed attempt was left behind.
+    expect(await s.codes.redeem(redemption)).toEqual({ outcome: 'redeemed' });
   });
 
-  it('a failed rotation writes neither the successor nor the access token, and leaves the old token active', async () => {
+  it('a failed rotation writes neither the successor nor the access token, and leaves the presented token active', async () => {
     const s = await storage();
-    const grant = fixtures.grant();
-    const refreshToken = fixtures.refreshToken(grant);
-    const accessToken = fixtures.accessToken(grant);
-    await s.createGrant({ grant, accessToken, refreshToken });
+    const { grant, refreshToken, accessToken } = await seededGrant(s);
     const successor = fixtures.refreshToken(grant);
     const clash = { ...fixtures.accessToken(grant), tokenHash: accessToken.tokenHash };
     await expect(
-      s.rotateRefreshToken(refreshToken.tokenHash, { refreshToken: successor, accessToken: clash }, NOW, 0),
+      s.grants.rotateRefreshToken({
+        tokenHash: refreshToken!.tokenHash,
+        successor,
+        accessToken: clash,
+        now: NOW,
+      }),
     ).rejects.toThrow();
-    expect(await s.getRefreshToken(successor.tokenHash, NOW)).toBeNull();
-    expect((await s.getRefreshToken(refreshToken.tokenHash, NOW))?.rotatedAt).toBeUndefined();
+    expect(await s.grants.getRefreshToken(successor.tokenHash, NOW)).toBeNull();
+    expect((await s.grants.getRefreshToken(refreshToken!.tokenHash, NOW))?.rotatedAt).toBeUndefined();
   });
 });
 
 describe('SQL storage: deleteExpired', () => {
   it('deletes in batches of deleteBatchSize, one short statement each, until a batch comes back short', async () => {
     const s = await storage(10);
-    const grant = fixtures.grant();
-    await s.createGrant({ grant, accessToken: fixtures.accessToken(grant, { expiresAt: NOW + 900 }) });
+    const { grant } = await seededGrant(s);
     for (let i = 0; i < 24; i++)
-      await s.createAccessToken(fixtures.accessToken(grant, { expiresAt: NOW + 1 }));
+      expect(await s.grants.addAccessToken(fixtures.accessToken(grant, { expiresAt: NOW + 1 }), NOW)).toBe(
+        true,
+      );
     const live = fixtures.accessToken(grant, { expiresAt: NOW + 10_000 });
-    await s.createAccessToken(live);
+    await s.grants.addAccessToken(live, NOW);
     log = [];
-    // 24 short-lived tokens plus the first one: 25 expired by NOW + 1000.
-    expect(await s.deleteExpired(NOW + 1000)).toBe(25);
+    // 24 short-lived access tokens plus the first one (15 minutes): 25 expired by NOW + 1000, and
+    // the redeemed code, whose tombstone time (expiry + 600 s) has passed too.
+    expect(await s.deleteExpired(NOW + 1000)).toBe(26);
     const accessDeletes = log.filter((text) => /DELETE FROM "sql_test_\d+"\.access_tokens/.test(text));
     expect(accessDeletes).toHaveLength(3); // 10, 10, 5
     expect(log.every((text) => /LIMIT \$2/.test(text))).toBe(true);
-    expect(await s.getAccessToken(live.tokenHash, NOW + 1000)).not.toBeNull();
-    expect(await s.getGrant(grant.grantId)).not.toBeNull();
+    expect(await s.grants.getAccessToken(live.tokenHash, NOW + 1000)).not.toBeNull();
+    expect(await s.grants.get(grant.grantId)).not.toBeNull();
   });
 
-  it('removes what expired in every table, keeps consumed codes and revoked placeholders for their tombstone time', async () => {
+  it('removes what expired in every table, and keeps consumed codes and revoked grants for their tombstone time', async () => {
     const s = await storage();
     const client = fixtures.client({ expiresAt: NOW + 5 });
-    await s.createClient(client);
-    const code = fixtures.code({ expiresAt: NOW + 60 });
-    await s.createAuthorizationCode(code);
-    await s.consumeAuthorizationCode(code.codeHash, NOW);
-    const placeholder = fixtures.grant();
-    await s.revokeGrant(placeholder.grantId, NOW);
+    await s.clients.create(client);
+    const { code, redemption } = await storedCode(s);
+    await s.codes.redeem(redemption);
+    await s.grants.revoke(redemption.grant.grantId, NOW);
 
     await s.deleteExpired(NOW + 599);
-    expect(await s.updateClient(client)).toBe(false);
-    expect((await s.consumeAuthorizationCode(code.codeHash, NOW + 59))?.outcome).toBe('replayed');
-    expect(await s.createGrant({ grant: placeholder, accessToken: fixtures.accessToken(placeholder) })).toBe(
-      false,
-    );
+    expect(await s.clients.clearExpiry(client.clientId)).toBe(false);
+    expect((await s.codes.redeem({ ...redemption, now: NOW + 599 })).outcome).toBe('replayed');
+    expect((await s.grants.get(redemption.grant.grantId))?.revokedAt).toBe(NOW);
 
-    // Ten minutes past the code's expiry and the revocation, both are gone.
+    // Ten minutes past the code's expiry and the revocation, both are gone (the grant with its two tokens).
     expect(await s.deleteExpired(NOW + 660)).toBe(2);
-    expect(await s.createGrant({ grant: placeholder, accessToken: fixtures.accessToken(placeholder) })).toBe(
-      true,
-    );
+    expect(await s.codes.get(code.codeHash, NOW)).toBeNull();
+    expect(await s.grants.get(redemption.grant.grantId)).toBeNull();
   });
 });
 
@@ -186,15 +204,15 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
     const a = pgliteStorage({ pglite: db }, { schema: 'tenant_a' });
     const b = pgliteStorage({ pglite: db }, { schema: 'tenant_b' });
     const client = fixtures.client();
-    await a.createClient(client);
-    expect(await b.getClient(client.clientId, client.createdAt)).toBeNull();
+    await a.clients.create(client);
+    expect(await b.clients.get(client.clientId, client.createdAt)).toBeNull();
     // A second storage on a migrated schema starts without migrating again.
     const again = pgliteStorage({ pglite: db }, { schema: 'tenant_a' });
-    expect(await again.getClient(client.clientId, client.createdAt)).toEqual(client);
+    expect(await again.clients.get(client.clientId, client.createdAt)).toEqual(client);
     await Promise.all([a.close(), b.close(), again.close()]);
     const versions = await db.query<{ version: number }>(
       'SELECT version FROM tenant_a.portcullis_migrations',
     );
-    expect(versions.rows).toEqual([{ version: 1 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
   });
 });

@@ -142,6 +142,19 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Schema 2 goes with the storage contract by aggregate: a code is redeemed in one statement
+    // that consumes it and inserts the grant under the id allocated with it, and a replay revokes
+    // that grant id. Nothing else changes: a version-1 database keeps its rows, its rotated and
+    // active refresh tokens keep working, and version 1's revoked placeholders (grant rows without
+    // a client) are ignored by every read and deleted by the housekeeping like any revoked grant.
+    // The previous release runs unchanged on this schema (it allocates one grant id per code too).
+    version: 2,
+    name: 'one authorization code per grant id',
+    statements: (s) => [
+      `CREATE UNIQUE INDEX authorization_codes_grant_id_key ON ${s}.authorization_codes (grant_id)`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -206,29 +219,31 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @param executor - the database
  * @param schema - the (unquoted) schema name; created when missing
  * @param now - epoch seconds, recorded as `applied_at`
+ * @param target - the version to stop at (tests build an older schema with it); default the latest
  * @returns what was applied
  * @throws TypeError on an invalid schema name; the driver's error when a statement fails (the
  *   transaction is rolled back and the schema left as it was)
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 1, applied: [1] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 2, applied: [1, 2] }
  * ```
  */
 export async function migrateSchema(
   executor: SqlExecutor,
   schema: string,
   now: number,
+  target: number = LATEST_VERSION,
 ): Promise<MigrationReport> {
   try {
-    return await migrateOnce(executor, schema, now);
+    return await migrateOnce(executor, schema, now, target);
   } catch (error) {
     // Another process migrated while this one waited for the lock, but this connection's catalog
     // cache still said the schema was missing (PostgreSQL, seen on a connection that had run DDL
     // before): creating it then fails as a duplicate. A new transaction sees what was committed,
     // and finds nothing left to do.
     if (!isDuplicateObjectError(error)) throw error;
-    return migrateOnce(executor, schema, now);
+    return migrateOnce(executor, schema, now, target);
   }
 }
 
@@ -238,10 +253,15 @@ function isDuplicateObjectError(error: unknown): boolean {
   return code === '23505' || code === '42P06' || code === '42P07' || code === '42710';
 }
 
-async function migrateOnce(executor: SqlExecutor, schema: string, now: number): Promise<MigrationReport> {
+async function migrateOnce(
+  executor: SqlExecutor,
+  schema: string,
+  now: number,
+  target: number,
+): Promise<MigrationReport> {
   const s = quoteSchema(schema);
   const fromVersion = await schemaVersion(executor, schema);
-  if (fromVersion >= LATEST_VERSION) {
+  if (fromVersion >= target) {
     // Up to date: no lock and no CREATE SCHEMA, which needs a privilege the runtime role may lack.
     return { schema, fromVersion, toVersion: fromVersion, applied: [] };
   }
@@ -264,7 +284,7 @@ async function migrateOnce(executor: SqlExecutor, schema: string, now: number): 
     const current = await schemaVersion(tx, schema);
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > target) continue;
       for (const text of migration.statements(s)) await tx.query({ text }, []);
       await tx.query(
         { text: `INSERT INTO ${s}.portcullis_migrations (version, name, applied_at) VALUES ($1, $2, $3)` },
@@ -272,6 +292,6 @@ async function migrateOnce(executor: SqlExecutor, schema: string, now: number): 
       );
       applied.push(migration.version);
     }
-    return { schema, fromVersion: current, toVersion: Math.max(current, LATEST_VERSION), applied };
+    return { schema, fromVersion: current, toVersion: Math.max(current, target), applied };
   });
 }

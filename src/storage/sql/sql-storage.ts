@@ -1,23 +1,18 @@
 /**
  * The {@link Storage} contract over SQL, shared by the PostgreSQL and PGlite drivers. Every method
  * is one statement from `./statements.ts`; the atomic steps are conditional writes the database
- * decides, and only the failure paths of code consumption and refresh rotation add a read to say
- * why nothing matched.
+ * decides, and only the failure paths of a code redemption and a refresh rotation add a read to
+ * say why nothing matched.
  * @module
  */
 import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  ClientRecord,
-  ConsentRecord,
-  ConsumeCodeResult,
-  GrantIssuance,
-  GrantRecord,
-  PendingAuthorizationRecord,
-  RefreshTokenRecord,
+  ClientStore,
+  CodeStore,
+  ConsentStore,
+  GrantStore,
+  InteractionStore,
   RotateResult,
-  RotationInput,
-  SigningKeyRecord,
+  SigningKeyStore,
   Storage,
 } from '../types.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
@@ -61,6 +56,12 @@ export interface SqlStorageSettings {
  * ```
  */
 export class SqlStorage implements Storage {
+  readonly clients: ClientStore;
+  readonly interactions: InteractionStore;
+  readonly codes: CodeStore;
+  readonly grants: GrantStore;
+  readonly consents: ConsentStore;
+  readonly keys: SigningKeyStore;
   readonly #db: SqlExecutor;
   readonly #sql: StorageStatements;
   readonly #settings: SqlStorageSettings;
@@ -78,7 +79,154 @@ export class SqlStorage implements Storage {
     }
     this.#db = db;
     this.#settings = settings;
-    this.#sql = storageStatements(settings.schema);
+    const sql = storageStatements(settings.schema);
+    this.#sql = sql;
+    const rows = <Row>(statement: SqlStatement, params: unknown[]) => this.#rows<Row>(statement, params);
+    const first = async <Row>(statement: SqlStatement, params: unknown[]) =>
+      (await rows<Row>(statement, params))[0];
+    const some = async (statement: SqlStatement, params: unknown[]) =>
+      (await rows(statement, params)).length > 0;
+
+    this.clients = {
+      async create(client) {
+        await rows(sql.createClient, clientsTable.params(client));
+      },
+      async get(clientId, now) {
+        const row = await first<ClientRow>(sql.getClient, [clientId, now]);
+        return row === undefined ? null : clientsTable.record(row);
+      },
+      clearExpiry: (clientId) => some(sql.clearClientExpiry, [clientId]),
+      delete: (clientId, now) => some(sql.deleteClient, [clientId, now]),
+    };
+
+    this.interactions = {
+      async create(pending) {
+        await rows(sql.createPendingAuthorization, pendingAuthorizationsTable.params(pending));
+      },
+      async get(idHash, now) {
+        const row = await first<PendingRow>(sql.getPendingAuthorization, [idHash, now]);
+        return row === undefined ? null : pendingAuthorizationsTable.record(row);
+      },
+      bind: (idHash, binding, now) =>
+        some(sql.bindPendingAuthorization, [
+          idHash,
+          binding.userId,
+          binding.sessionId ?? null,
+          binding.csrfHash,
+          now,
+        ]),
+      async consume(idHash, now) {
+        // DELETE ... RETURNING: of concurrent callers only one gets the row. An expired record is
+        // removed all the same, and reported as absent.
+        const row = await first<PendingRow>(sql.consumePendingAuthorization, [idHash]);
+        return row === undefined || row.expires_at <= now ? null : pendingAuthorizationsTable.record(row);
+      },
+    };
+
+    this.codes = {
+      async create(code) {
+        await rows(sql.createAuthorizationCode, authorizationCodesTable.params(code));
+      },
+      async get(codeHash, now) {
+        const row = await first<CodeRow>(sql.getAuthorizationCode, [codeHash, now]);
+        return row === undefined ? null : authorizationCodesTable.record(row);
+      },
+      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
+        const params = [
+          now,
+          codeHash,
+          ...grantsTable.params(grant),
+          ...accessTokensTable.params(accessToken),
+        ];
+        const redeemed =
+          refreshToken === undefined
+            ? await some(sql.redeemCode, params)
+            : await some(sql.redeemCodeWithRefreshToken, [
+                ...params,
+                ...refreshTokensTable.params(refreshToken),
+              ]);
+        if (redeemed) return { outcome: 'redeemed' };
+        // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller,
+        // whose commit this new statement sees). consumed_at never reverts, so this cannot
+        // contradict the redemption.
+        const seen = await first<{ grant_id: string; consumed_at: number }>(sql.consumedCode, [
+          codeHash,
+          now,
+        ]);
+        if (seen === undefined) return { outcome: 'invalid' };
+        return { outcome: 'replayed', grantId: seen.grant_id, consumedAt: seen.consumed_at };
+      },
+    };
+
+    this.grants = {
+      async get(grantId) {
+        const row = await first<GrantRow>(sql.getGrant, [grantId]);
+        return row === undefined ? null : grantsTable.record(row);
+      },
+      async listByUser(userId, now) {
+        return (await rows<GrantRow>(sql.listGrantsByUser, [userId, now])).map(grantsTable.record);
+      },
+      revoke: (grantId, now) => some(sql.revokeGrant, [grantId, now]),
+      async getAccessToken(tokenHash, now) {
+        const row = await first<AccessTokenRow>(sql.getAccessToken, [tokenHash, now]);
+        return row === undefined ? null : accessTokensTable.record(row);
+      },
+      addAccessToken: (token, now) => some(sql.addAccessToken, [...accessTokensTable.params(token), now]),
+      revokeAccessToken: (tokenHash, now) => some(sql.revokeAccessToken, [tokenHash, now]),
+      async getRefreshToken(tokenHash, now) {
+        const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
+        return row === undefined ? null : refreshTokensTable.record(row);
+      },
+      async rotateRefreshToken({
+        tokenHash,
+        successor,
+        accessToken,
+        sealedSuccessor,
+        now,
+      }): Promise<RotateResult> {
+        const params = [
+          tokenHash,
+          now,
+          sealedSuccessor ?? null,
+          ...refreshTokensTable.params(successor),
+          ...accessTokensTable.params(accessToken),
+        ];
+        if (await some(sql.rotateRefreshToken, params)) return { outcome: 'rotated' };
+        // Nothing matched. Why is read on facts that never revert (rotated_at is set once,
+        // revocation is final), so this second statement cannot contradict the first.
+        const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
+        if (row === undefined || row.rotated_at === null || row.successor_hash === null)
+          return { outcome: 'invalid' };
+        return {
+          outcome: 'already_rotated',
+          grantId: row.grant_id,
+          rotatedAt: row.rotated_at,
+          successorHash: row.successor_hash,
+          ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
+        };
+      },
+    };
+
+    this.consents = {
+      async get(userId, clientId) {
+        const row = await first<ConsentRow>(sql.getConsent, [userId, clientId]);
+        return row === undefined ? null : consentsTable.record(row);
+      },
+      async save(consent) {
+        await rows(sql.saveConsent, consentsTable.params(consent));
+      },
+      delete: (userId, clientId) => some(sql.deleteConsent, [userId, clientId]),
+    };
+
+    this.keys = {
+      async list() {
+        return (await rows<SigningKeyRow>(sql.listSigningKeys, [])).map(signingKeysTable.record);
+      },
+      async add(key) {
+        await rows(sql.addSigningKey, signingKeysTable.params(key));
+      },
+      update: (key) => some(sql.updateSigningKey, signingKeysTable.params(key)),
+    };
   }
 
   /** Migrates (or checks the schema version) once, before the first statement; retried after a failure. */
@@ -109,183 +257,14 @@ export class SqlStorage implements Storage {
     return this.#db.query<Row>(statement, params);
   }
 
-  async #first<Row>(statement: SqlStatement, params: unknown[]): Promise<Row | undefined> {
-    return (await this.#rows<Row>(statement, params))[0];
-  }
-
-  // ---- clients -----------------------------------------------------------------------------------
-
-  async createClient(client: ClientRecord): Promise<void> {
-    await this.#rows(this.#sql.createClient, clientsTable.params(client));
-  }
-
-  async getClient(clientId: string, now: number): Promise<ClientRecord | null> {
-    const row = await this.#first<ClientRow>(this.#sql.getClient, [clientId, now]);
-    return row === undefined ? null : clientsTable.record(row);
-  }
-
-  async updateClient(client: ClientRecord): Promise<boolean> {
-    return (await this.#rows(this.#sql.updateClient, clientsTable.params(client))).length > 0;
-  }
-
-  async deleteClient(clientId: string, now: number): Promise<boolean> {
-    return (await this.#rows(this.#sql.deleteClient, [clientId, now])).length > 0;
-  }
-
-  // ---- pending authorizations --------------------------------------------------------------------
-
-  async createPendingAuthorization(pending: PendingAuthorizationRecord): Promise<void> {
-    await this.#rows(this.#sql.createPendingAuthorization, pendingAuthorizationsTable.params(pending));
-  }
-
-  async getPendingAuthorization(idHash: string, now: number): Promise<PendingAuthorizationRecord | null> {
-    const row = await this.#first<PendingRow>(this.#sql.getPendingAuthorization, [idHash, now]);
-    return row === undefined ? null : pendingAuthorizationsTable.record(row);
-  }
-
-  async bindPendingAuthorization(
-    idHash: string,
-    binding: { readonly userId: string; readonly sessionId?: string; readonly csrfHash: string },
-    now: number,
-  ): Promise<boolean> {
-    const params = [idHash, binding.userId, binding.sessionId ?? null, binding.csrfHash, now];
-    return (await this.#rows(this.#sql.bindPendingAuthorization, params)).length > 0;
-  }
-
-  async consumePendingAuthorization(idHash: string, now: number): Promise<PendingAuthorizationRecord | null> {
-    // DELETE ... RETURNING: of concurrent callers only one gets the row. An expired record is
-    // removed all the same, and reported as absent.
-    const row = await this.#first<PendingRow>(this.#sql.consumePendingAuthorization, [idHash]);
-    return row === undefined || row.expires_at <= now ? null : pendingAuthorizationsTable.record(row);
-  }
-
-  // ---- authorization codes -----------------------------------------------------------------------
-
-  async createAuthorizationCode(code: AuthorizationCodeRecord): Promise<void> {
-    await this.#rows(this.#sql.createAuthorizationCode, authorizationCodesTable.params(code));
-  }
-
-  async getAuthorizationCode(codeHash: string, now: number): Promise<AuthorizationCodeRecord | null> {
-    const row = await this.#first<CodeRow>(this.#sql.getAuthorizationCode, [codeHash, now]);
-    return row === undefined ? null : authorizationCodesTable.record(row);
-  }
-
-  async consumeAuthorizationCode(codeHash: string, now: number): Promise<ConsumeCodeResult | null> {
-    const won = await this.#first<CodeRow>(this.#sql.consumeAuthorizationCode, [codeHash, now]);
-    if (won !== undefined) return { outcome: 'consumed', code: authorizationCodesTable.record(won) };
-    // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller, whose
-    // commit this new statement sees).
-    const seen = await this.#first<CodeRow>(this.#sql.getAuthorizationCode, [codeHash, now]);
-    if (seen === undefined || seen.consumed_at === null) return null;
-    return { outcome: 'replayed', code: authorizationCodesTable.record(seen) };
-  }
-
-  // ---- grants and access tokens ------------------------------------------------------------------
-
-  async createGrant({ grant, accessToken, refreshToken }: GrantIssuance): Promise<boolean> {
-    const params = [...grantsTable.params(grant), ...accessTokensTable.params(accessToken)];
-    if (refreshToken === undefined) return (await this.#rows(this.#sql.createGrant, params)).length > 0;
-    params.push(...refreshTokensTable.params(refreshToken));
-    return (await this.#rows(this.#sql.createGrantWithRefreshToken, params)).length > 0;
-  }
-
-  async getGrant(grantId: string): Promise<GrantRecord | null> {
-    const row = await this.#first<GrantRow>(this.#sql.getGrant, [grantId]);
-    return row === undefined ? null : grantsTable.record(row);
-  }
-
-  async listGrantsByUser(userId: string, now: number): Promise<GrantRecord[]> {
-    const rows = await this.#rows<GrantRow>(this.#sql.listGrantsByUser, [userId, now]);
-    return rows.map(grantsTable.record);
-  }
-
-  async revokeGrant(grantId: string, now: number): Promise<boolean> {
-    const row = await this.#first<{ existed: boolean }>(this.#sql.revokeGrant, [grantId, now]);
-    return row?.existed === true;
-  }
-
-  async createAccessToken(token: AccessTokenRecord): Promise<void> {
-    await this.#rows(this.#sql.createAccessToken, accessTokensTable.params(token));
-  }
-
-  async getAccessToken(tokenHash: string, now: number): Promise<AccessTokenRecord | null> {
-    const row = await this.#first<AccessTokenRow>(this.#sql.getAccessToken, [tokenHash, now]);
-    return row === undefined ? null : accessTokensTable.record(row);
-  }
-
-  async revokeAccessToken(tokenHash: string, now: number): Promise<boolean> {
-    return (await this.#rows(this.#sql.revokeAccessToken, [tokenHash, now])).length > 0;
-  }
-
-  // ---- refresh tokens ----------------------------------------------------------------------------
-
-  async getRefreshToken(tokenHash: string, now: number): Promise<RefreshTokenRecord | null> {
-    const row = await this.#first<RefreshTokenRow>(this.#sql.getRefreshToken, [tokenHash, now]);
-    return row === undefined ? null : refreshTokensTable.record(row);
-  }
-
-  async rotateRefreshToken(
-    oldHash: string,
-    next: RotationInput,
-    now: number,
-    graceSeconds: number,
-  ): Promise<RotateResult> {
-    const params = [
-      oldHash,
-      now,
-      next.sealedSuccessor ?? null,
-      ...refreshTokensTable.params(next.refreshToken),
-      ...accessTokensTable.params(next.accessToken),
-    ];
-    if ((await this.#rows(this.#sql.rotateRefreshToken, params)).length > 0) return { outcome: 'rotated' };
-    // Nothing matched. Why is decided on facts that never revert (rotated_at is set once, revocation
-    // is final), so this second statement cannot contradict the first.
-    const previous = await this.getRefreshToken(oldHash, now);
-    if (previous?.rotatedAt === undefined) return { outcome: 'invalid' };
-    if (graceSeconds > 0 && now - previous.rotatedAt < graceSeconds) return { outcome: 'grace', previous };
-    await this.revokeGrant(previous.grantId, now);
-    return { outcome: 'reused', grantId: previous.grantId };
-  }
-
-  // ---- consents ----------------------------------------------------------------------------------
-
-  async getConsent(userId: string, clientId: string): Promise<ConsentRecord | null> {
-    const row = await this.#first<ConsentRow>(this.#sql.getConsent, [userId, clientId]);
-    return row === undefined ? null : consentsTable.record(row);
-  }
-
-  async saveConsent(consent: ConsentRecord): Promise<void> {
-    await this.#rows(this.#sql.saveConsent, consentsTable.params(consent));
-  }
-
-  async deleteConsent(userId: string, clientId: string): Promise<boolean> {
-    return (await this.#rows(this.#sql.deleteConsent, [userId, clientId])).length > 0;
-  }
-
-  // ---- signing keys ------------------------------------------------------------------------------
-
-  async listSigningKeys(): Promise<SigningKeyRecord[]> {
-    const rows = await this.#rows<SigningKeyRow>(this.#sql.listSigningKeys, []);
-    return rows.map(signingKeysTable.record);
-  }
-
-  async addSigningKey(key: SigningKeyRecord): Promise<void> {
-    await this.#rows(this.#sql.addSigningKey, signingKeysTable.params(key));
-  }
-
-  async updateSigningKey(key: SigningKeyRecord): Promise<boolean> {
-    return (await this.#rows(this.#sql.updateSigningKey, signingKeysTable.params(key))).length > 0;
-  }
-
-  // ---- housekeeping ------------------------------------------------------------------------------
-
+  /** See {@link Storage.deleteExpired}: each statement in batches until a batch comes back short. */
   async deleteExpired(now: number): Promise<number> {
     const batch = this.#settings.deleteBatchSize;
     let removed = 0;
     for (const statement of this.#sql.deleteExpired) {
       // One short transaction per batch; a short batch means nothing (unlocked) is left.
       for (;;) {
-        const row = await this.#first<{ deleted: number }>(statement, [now, batch]);
+        const [row] = await this.#rows<{ deleted: number }>(statement, [now, batch]);
         const deleted = row?.deleted ?? 0;
         removed += deleted;
         if (deleted < batch) break;
@@ -294,6 +273,7 @@ export class SqlStorage implements Storage {
     return removed;
   }
 
+  /** Closes the executor (a pool or database the driver opened). */
   async close(): Promise<void> {
     await this.#db.close();
   }

@@ -1,9 +1,11 @@
 /**
  * Every statement the SQL storage runs, built once per schema. Each storage method is one of these
- * statements (a few have a fallback read on their failure path); the atomic steps are single
- * statements whose `WHERE` clause is the check, so the database decides, never JavaScript.
+ * statements (the two atomic steps have a fallback read on their failure path); the atomic steps
+ * are single statements whose `WHERE` clause is the check, so the database decides, never
+ * JavaScript.
  * @module
  */
+import { CODE_TOMBSTONE_SECONDS } from '../types.js';
 import { type SqlStatement, statement } from './executor.js';
 import { quoteSchema } from './schema-name.js';
 import {
@@ -18,13 +20,6 @@ import {
   signingKeysTable,
 } from './tables.js';
 
-/**
- * How long consumed codes and revoked grants stay past their expiry or revocation: a replayed code
- * must still be recognised, and the revoked placeholder of its grant id must outlive it. Codes live
- * at most 10 minutes (RFC 6749 §4.1.2), hence the same 600 s as the memory storage.
- */
-const TOMBSTONE_SECONDS = 600;
-
 /** The statements of one schema. Parameter order is documented where it is not a table's column order. */
 export type StorageStatements = ReturnType<typeof storageStatements>;
 
@@ -37,7 +32,7 @@ export type StorageStatements = ReturnType<typeof storageStatements>;
  * @example
  * ```ts
  * const sql = storageStatements('portcullis');
- * const rows = await executor.query<{ existed: boolean }>(sql.revokeGrant, [grantId, now]);
+ * const rows = await executor.query<{ revoked: number }>(sql.revokeGrant, [grantId, now]);
  * ```
  */
 export function storageStatements(schema: string) {
@@ -63,24 +58,30 @@ export function storageStatements(schema: string) {
   const insert = (table: string, cols: Columns) =>
     statement(`INSERT INTO ${table} (${cols.list()}) VALUES (${cols.params(1)})`);
 
-  // createGrant: the grant, then its tokens only if the grant row was inserted. ON CONFLICT DO
-  // NOTHING makes a concurrent or earlier row with this id (a placeholder included) win without an
-  // error; the token inserts then select from an empty set. The foreign keys are checked at the
-  // end of the statement, when the grant row exists.
-  const grantParams = grantCols.length;
-  const accessParams = accessCols.length;
-  const createGrant = (withRefresh: boolean) =>
-    statement(`WITH g AS (
-      INSERT INTO ${grants} (${grantCols.list()}) VALUES (${grantCols.params(1)})
-      ON CONFLICT (grant_id) DO NOTHING
+  // The code redemption, one statement: the conditional update of the code is the atomic step
+  // (concurrent callers queue on the row lock, and each one after the first re-checks
+  // `consumed_at IS NULL` on the updated row and matches nothing); the grant is inserted only from
+  // the row it returned, and the tokens only from the grant row. The foreign keys are checked at
+  // the end of the statement, when the grant row exists. Any failure undoes all of it.
+  // Parameters: $1 now, $2 code_hash, then the grant's columns (grant_id first), the access token's,
+  // and the refresh token's.
+  const grantFirst = 3;
+  const accessFirst = grantFirst + grantCols.length;
+  const refreshFirst = accessFirst + accessCols.length;
+  const redeem = (withRefresh: boolean) =>
+    statement(`WITH code AS (
+      UPDATE ${codes} SET consumed_at = $1
+      WHERE code_hash = $2 AND grant_id = $${grantFirst}::text AND consumed_at IS NULL AND expires_at > $1
+      RETURNING grant_id
+    ), g AS (
+      INSERT INTO ${grants} (${grantCols.list()}) SELECT ${grantCols.params(grantFirst)} FROM code
       RETURNING grant_id
     ), new_access AS (
-      INSERT INTO ${access} (${accessCols.list()}) SELECT ${accessCols.params(grantParams + 1)} FROM g
+      INSERT INTO ${access} (${accessCols.list()}) SELECT ${accessCols.params(accessFirst)} FROM g
     )${
       withRefresh
         ? `, new_refresh AS (
-      INSERT INTO ${refresh} (${refreshCols.list()})
-      SELECT ${refreshCols.params(grantParams + accessParams + 1)} FROM g
+      INSERT INTO ${refresh} (${refreshCols.list()}) SELECT ${refreshCols.params(refreshFirst)} FROM g
     )`
         : ''
     }
@@ -92,6 +93,12 @@ export function storageStatements(schema: string) {
     ), revoked_refresh AS (
       UPDATE ${refresh} SET revoked_at = $2 WHERE grant_id IN (${grantIds}) AND revoked_at IS NULL
     )`;
+
+  /** A refresh token with its grant's auth_time, while both are active; `$1` hash, `$2` now. */
+  const activeRefreshToken = `SELECT ${refreshCols.list('t')}, g.auth_time
+      FROM ${refresh} t JOIN ${grants} g ON g.grant_id = t.grant_id
+      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2
+        AND g.revoked_at IS NULL AND g.expires_at > $2`;
 
   /**
    * One batch of a cleanup: deletes at most `$2` rows matching `condition` (in terms of `$1`, now)
@@ -116,9 +123,7 @@ export function storageStatements(schema: string) {
       `SELECT ${clientCols.list()} FROM ${clients}
        WHERE client_id = $1 AND (expires_at IS NULL OR expires_at > $2)`,
     ),
-    updateClient: statement(
-      `UPDATE ${clients} SET ${clientCols.assignments()} WHERE client_id = $1 RETURNING 1`,
-    ),
+    clearClientExpiry: statement(`UPDATE ${clients} SET expires_at = NULL WHERE client_id = $1 RETURNING 1`),
     /** $1 client_id, $2 now: deletes the client and its consents, revokes its grants and their tokens. */
     deleteClient: statement(`WITH c AS (
       DELETE FROM ${clients} WHERE client_id = $1 RETURNING client_id
@@ -147,27 +152,22 @@ export function storageStatements(schema: string) {
       `DELETE FROM ${pending} WHERE id_hash = $1 RETURNING ${pendingCols.list()}`,
     ),
 
-    // ---- authorization codes: $1 code_hash -----------------------------------------------------
+    // ---- authorization codes: $1 code_hash, $2 now ---------------------------------------------
     createAuthorizationCode: insert(codes, codeCols),
-    /** $1 code_hash, $2 now */
-    getAuthorizationCode: statement(
-      `SELECT ${codeCols.list()} FROM ${codes} WHERE code_hash = $1 AND expires_at > $2`,
-    ),
-    /**
-     * $1 code_hash, $2 now. The conditional update is the atomic step: concurrent callers queue on
-     * the row lock, and each one after the first re-checks `consumed_at IS NULL` on the updated row
-     * and matches nothing.
-     */
-    consumeAuthorizationCode: statement(`UPDATE ${codes} SET consumed_at = $2
-      WHERE code_hash = $1 AND consumed_at IS NULL AND expires_at > $2
-      RETURNING ${codeCols.list()}`),
+    /** An active code, or a consumed one until its tombstone time. */
+    getAuthorizationCode: statement(`SELECT ${codeCols.list()} FROM ${codes}
+      WHERE code_hash = $1
+        AND expires_at > $2::bigint - CASE WHEN consumed_at IS NULL THEN 0 ELSE ${CODE_TOMBSTONE_SECONDS} END`),
+    /** now, code_hash, then grant, access token columns (see `redeem` above) */
+    redeemCode: redeem(false),
+    /** now, code_hash, then grant, access token, refresh token columns */
+    redeemCodeWithRefreshToken: redeem(true),
+    /** The failure path of a redemption: was the code consumed (a replay)? */
+    consumedCode: statement(`SELECT grant_id, consumed_at FROM ${codes}
+      WHERE code_hash = $1 AND consumed_at IS NOT NULL AND expires_at > $2::bigint - ${CODE_TOMBSTONE_SECONDS}`),
 
     // ---- grants and access tokens --------------------------------------------------------------
-    /** grant columns, then access token columns */
-    createGrant: createGrant(false),
-    /** grant columns, then access token columns, then refresh token columns */
-    createGrantWithRefreshToken: createGrant(true),
-    /** $1 grant_id. Placeholders (no client) are not grants. */
+    /** $1 grant_id. Version 1's revoked placeholders (no client) are not grants. */
     getGrant: statement(
       `SELECT ${grantCols.list()} FROM ${grants} WHERE grant_id = $1 AND client_id IS NOT NULL`,
     ),
@@ -176,20 +176,23 @@ export function storageStatements(schema: string) {
       WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2
       ORDER BY created_at DESC, grant_id`),
     /**
-     * $1 grant_id, $2 now. Revokes the grant, or inserts a revoked placeholder when the id is
-     * unknown; returns a row, `existed` true, only when an unrevoked grant was revoked. The tokens
-     * are revoked even when the grant already was: idempotent, and a repeated call also catches a
-     * token that a racing rotation committed after the first. (Until then the grant's revocation
-     * already refuses that token: every token read checks its grant.)
+     * $1 grant_id, $2 now. Revokes the grant and every token of it; returns a row only when an
+     * unrevoked grant was revoked. The tokens are revoked even when the grant already was:
+     * idempotent, and a repeated call also marks a token that a racing rotation committed after the
+     * first. (Until then the grant's revocation already refuses that token: every read checks it.)
      */
     revokeGrant: statement(`WITH revoked AS (
-      INSERT INTO ${grants} AS g (grant_id, revoked_at) VALUES ($1, $2)
-      ON CONFLICT (grant_id) DO UPDATE SET revoked_at = excluded.revoked_at WHERE g.revoked_at IS NULL
-      RETURNING g.client_id IS NOT NULL AS existed
+      UPDATE ${grants} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL AND client_id IS NOT NULL
+      RETURNING grant_id
     ), ${revokeTokensOf('$1')}
-    SELECT existed FROM revoked`),
-
-    createAccessToken: insert(access, accessCols),
+    SELECT 1 AS revoked FROM revoked`),
+    /**
+     * The access token's columns, then now: stored only while its grant is active.
+     */
+    addAccessToken: statement(`INSERT INTO ${access} (${accessCols.list()})
+      SELECT ${accessCols.params(1)} FROM ${grants}
+      WHERE grant_id = $3::text AND revoked_at IS NULL AND expires_at > $${accessCols.length + 1}::bigint
+      RETURNING 1`),
     /**
      * $1 token_hash, $2 now. The revocation check of every protected request: one statement, two
      * primary-key probes (the token, then its grant).
@@ -204,15 +207,12 @@ export function storageStatements(schema: string) {
 
     // ---- refresh tokens ------------------------------------------------------------------------
     /** $1 token_hash, $2 now */
-    getRefreshToken: statement(`SELECT ${refreshCols.list('t')}
-      FROM ${refresh} t JOIN ${grants} g ON g.grant_id = t.grant_id
-      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2
-        AND g.revoked_at IS NULL AND g.expires_at > $2`),
+    getRefreshToken: statement(activeRefreshToken),
     /**
-     * $1 old token_hash, $2 now, $3 sealed successor, then the successor's refresh token columns,
-     * then the access token columns. The conditional update of the old row is the atomic step (as
-     * for codes): of concurrent rotations exactly one matches `rotated_at IS NULL`, and only its
-     * statement inserts the successor and the access token. Returns the rotated token's grant_id.
+     * $1 presented token_hash, $2 now, $3 sealed successor, then the successor's refresh token
+     * columns, then the access token columns. The conditional update of the presented token is the
+     * atomic step (as for codes): of concurrent rotations exactly one matches `rotated_at IS NULL`,
+     * and only its statement inserts the successor and the access token.
      */
     rotateRefreshToken: statement(`WITH old AS (
       UPDATE ${refresh} t SET rotated_at = $2, successor_hash = $4::text, sealed_successor = $3::text
@@ -247,19 +247,13 @@ export function storageStatements(schema: string) {
       deleteBatch(clients, 'expires_at <= $1'),
       deleteBatch(pending, 'expires_at <= $1'),
       // Consumed codes outlive their expiry, so that a late replay still revokes the grant.
-      deleteBatch(codes, `expires_at <= $1::bigint - ${TOMBSTONE_SECONDS}`),
+      deleteBatch(codes, `expires_at <= $1::bigint - ${CODE_TOMBSTONE_SECONDS}`),
       deleteBatch(access, 'expires_at <= $1'),
       deleteBatch(refresh, 'expires_at <= $1'),
-      // Past their absolute expiry; the foreign keys delete whatever tokens remain.
+      // Past their absolute expiry, or revoked a while ago (version 1's placeholders included); the
+      // foreign keys delete whatever tokens remain.
       deleteBatch(grants, 'expires_at <= $1'),
-      // Revoked long ago (placeholders included, which must outlive the codes of their grant id),
-      // with no tokens left.
-      deleteBatch(
-        grants,
-        `revoked_at <= $1::bigint - ${TOMBSTONE_SECONDS}
-          AND NOT EXISTS (SELECT 1 FROM ${access} a WHERE a.grant_id = ${grants}.grant_id)
-          AND NOT EXISTS (SELECT 1 FROM ${refresh} r WHERE r.grant_id = ${grants}.grant_id)`,
-      ),
+      deleteBatch(grants, `revoked_at <= $1::bigint - ${CODE_TOMBSTONE_SECONDS}`),
       deleteBatch(keys, 'expires_at <= $1'),
     ],
   } satisfies Record<string, SqlStatement | readonly SqlStatement[]>;

@@ -232,8 +232,7 @@ export const authorizationCodesTable: Table<AuthorizationCodeRecord, CodeRow> = 
 
 // ---- grants ------------------------------------------------------------------------------------
 
-/** A grant row that is a record, not a revoked placeholder (statements filter placeholders out). */
-/** A row of `grants`. */
+/** A row of `grants` (statements skip the revoked placeholders that schema version 1 allowed). */
 export interface GrantRow {
   grant_id: string;
   client_id: string;
@@ -246,7 +245,7 @@ export interface GrantRow {
   revoked_at: number | null;
 }
 
-/** Grants, and the revoked placeholders of ids not created yet. */
+/** Grants. */
 export const grantsTable: Table<GrantRecord, GrantRow> = {
   name: 'grants',
   columns: new Columns([
@@ -343,7 +342,7 @@ export const accessTokensTable: Table<AccessTokenRecord, AccessTokenRow> = {
 
 // ---- refresh tokens ----------------------------------------------------------------------------
 
-/** A row of `refresh_tokens`. */
+/** A row of `refresh_tokens`, with its grant's `auth_time` (read through the join every read makes). */
 export interface RefreshTokenRow {
   token_hash: string;
   grant_id: string;
@@ -357,9 +356,13 @@ export interface RefreshTokenRow {
   successor_hash: string | null;
   sealed_successor: string | null;
   revoked_at: number | null;
+  auth_time: number;
 }
 
-/** Refresh tokens, rotated ones included. */
+/**
+ * Refresh tokens, rotated ones included. `authTime` is not a column: it is the grant's, and every
+ * read of a refresh token joins its grant anyway (to check that the grant is active).
+ */
 export const refreshTokensTable: Table<RefreshTokenRecord, RefreshTokenRow> = {
   name: 'refresh_tokens',
   columns: new Columns([
@@ -403,6 +406,7 @@ export const refreshTokensTable: Table<RefreshTokenRecord, RefreshTokenRow> = {
     ...optional('successorHash', r.successor_hash),
     ...optional('sealedSuccessor', r.sealed_successor),
     ...optional('revokedAt', r.revoked_at),
+    authTime: r.auth_time,
   }),
 };
 

@@ -1,0 +1,134 @@
+/**
+ * The interactions aggregate: pending authorizations, the authorization requests waiting for the
+ * user to log in and decide, behind an opaque single-use id.
+ * @module
+ */
+
+/**
+ * The authorization request a pending authorization carries, validated (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
+ *
+ * @example
+ * ```ts
+ * import type { Storage } from 'portcullis';
+ *
+ * declare const storage: Storage;
+ * declare const idHash: string;
+ * const pending = await storage.interactions.get(idHash, Math.floor(Date.now() / 1000));
+ * console.log(pending?.request.scope, pending?.request.resources);
+ * ```
+ * @see RFC 6749 §4.1.1, RFC 7636 §4.3, RFC 8707 §2
+ * @group Storage
+ * @category Records
+ */
+export interface AuthorizationRequest {
+  readonly clientId: string;
+  /** The redirect URI the code goes to (the one requested, with its loopback port). */
+  readonly redirectUri: string;
+  /** Whether the client sent `redirect_uri`; then the token request must repeat it (RFC 6749 §4.1.3). */
+  readonly redirectUriSent: boolean;
+  readonly state?: string;
+  readonly scope: readonly string[];
+  /** RFC 8707 resource indicators the grant is bound to (at least one: the default resource). */
+  readonly resources: readonly string[];
+  readonly codeChallenge: string;
+  readonly codeChallengeMethod: 'S256';
+  readonly nonce?: string;
+  readonly prompt: readonly ('none' | 'login' | 'consent' | 'select_account')[];
+  /** OIDC `max_age` in seconds. */
+  readonly maxAge?: number;
+  readonly loginHint?: string;
+  readonly uiLocales?: readonly string[];
+}
+
+/**
+ * An authorization request waiting for login or consent, behind an opaque single-use id. Only the
+ * user's decision comes back from the browser; everything else is read from here.
+ *
+ * @example
+ * ```ts
+ * import type { Storage } from 'portcullis';
+ *
+ * declare const storage: Storage;
+ * declare const idHash: string;
+ * // ATOMIC: of two concurrent consent submissions, one gets the record, the other null.
+ * const consumed = await storage.interactions.consume(idHash, Math.floor(Date.now() / 1000));
+ * ```
+ * @see RFC 6749 §10.12 (CSRF: the form is bound to the session and this request)
+ * @group Storage
+ * @category Records
+ */
+export interface PendingAuthorizationRecord {
+  /** Base64url SHA-256 of the opaque id. */
+  readonly idHash: string;
+  readonly request: AuthorizationRequest;
+  /** Epoch seconds. */
+  readonly createdAt: number;
+  /** Epoch seconds. */
+  readonly expiresAt: number;
+  /** The user the request is bound to once someone has authenticated. */
+  readonly userId?: string;
+  /** The host session it is bound to, when the host reports one. */
+  readonly sessionId?: string;
+  /** Base64url SHA-256 of the CSRF token the consent form carries. */
+  readonly csrfHash?: string;
+}
+
+/**
+ * Who a pending authorization is bound to once a user has authenticated.
+ *
+ * @example
+ * ```ts
+ * import type { InteractionBinding, Storage } from 'portcullis';
+ *
+ * declare const storage: Storage;
+ * declare const idHash: string;
+ * declare const csrfHash: string;
+ * const binding: InteractionBinding = { userId: 'user-42', sessionId: 'sess-1', csrfHash };
+ * const bound = await storage.interactions.bind(idHash, binding, Math.floor(Date.now() / 1000));
+ * ```
+ * @see RFC 6749 §10.12
+ * @group Storage
+ * @category Inputs and Outcomes
+ */
+export interface InteractionBinding {
+  readonly userId: string;
+  /** Omitted: the session already bound (if any) is kept. */
+  readonly sessionId?: string;
+  /** Base64url SHA-256 of the CSRF token of the consent form. */
+  readonly csrfHash: string;
+}
+
+/**
+ * Pending authorizations. One atomic step: {@link InteractionStore.consume}.
+ *
+ * @example
+ * ```ts
+ * import type { InteractionStore, PendingAuthorizationRecord } from 'portcullis';
+ *
+ * declare const interactions: InteractionStore;
+ * declare const record: PendingAuthorizationRecord;
+ * await interactions.create(record);
+ * const mine = await interactions.consume(record.idHash, record.createdAt + 5); // the record, once
+ * ```
+ * @see RFC 6749 §4.1.1, §10.12
+ * @group Storage
+ * @category Contract
+ */
+export interface InteractionStore {
+  /** Stores a pending authorization (its `idHash` is fresh and random). */
+  create(pending: PendingAuthorizationRecord): Promise<void>;
+  /** The pending authorization, or `null` when unknown, consumed, or its `expiresAt <= now`. */
+  get(idHash: string, now: number): Promise<PendingAuthorizationRecord | null>;
+  /**
+   * Binds a pending authorization to a user, a session and a CSRF token. Returns false when it is
+   * unknown, expired, or already bound to a *different* user (it never rebinds to another user);
+   * binding again to the same user replaces the CSRF hash.
+   */
+  bind(idHash: string, binding: InteractionBinding, now: number): Promise<boolean>;
+  /**
+   * ATOMIC. Removes and returns the pending authorization. Of any number of concurrent callers
+   * (across instances for a shared adapter), exactly one receives the record; the others, and
+   * every later caller, receive `null`. An expired record is removed all the same and reads `null`.
+   */
+  consume(idHash: string, now: number): Promise<PendingAuthorizationRecord | null>;
+}
