@@ -5,7 +5,7 @@
  */
 import { createClientIdMetadataResolver } from './cimd/resolver.js';
 import { resolveConfig, type ServerConfig } from './config.js';
-import { OAuthError } from './core/errors.js';
+import { logFailure, OAuthError } from './core/errors.js';
 import {
   errorResponse,
   type OAuthRequest,
@@ -384,9 +384,8 @@ export function createAuthorizationServer(options: AuthorizationServerOptions): 
     } catch (error) {
       const response = errorResponse(error);
       if (response.status >= 500) {
-        s.ctx.config.runtime.logger.error('request failed', {
+        logFailure(s.ctx.config.runtime.logger, 'request failed', error, {
           path: splitUrl(request.url).path,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         });
       }
       return response;

@@ -162,6 +162,29 @@ export function memoryStorage(): Storage {
         pending.delete(idHash);
         return record.expiresAt <= now ? null : record;
       },
+      async complete({ idHash, code, consent, now }) {
+        const record = pending.get(idHash);
+        if (record === undefined || record.expiresAt <= now) return false;
+        if (codes.has(code.codeHash)) throw new Error(`code ${code.codeHash} already exists`);
+        pending.delete(idHash);
+        codes.set(code.codeHash, code);
+        if (consent !== undefined) {
+          const key = consentKey(consent.userId, consent.clientId);
+          const previous = consents.get(key);
+          consents.set(
+            key,
+            previous === undefined
+              ? consent
+              : {
+                  ...previous,
+                  scope: [...new Set([...previous.scope, ...consent.scope])],
+                  resources: [...new Set([...previous.resources, ...consent.resources])],
+                  updatedAt: consent.updatedAt,
+                },
+          );
+        }
+        return true;
+      },
     },
 
     codes: {

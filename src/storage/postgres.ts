@@ -11,6 +11,7 @@ import { type MigrationReport, migrateSchema } from './sql/migrations.js';
 import { DEFAULT_SCHEMA } from './sql/schema-name.js';
 import { SqlStorage } from './sql/sql-storage.js';
 import type { Storage } from './types.js';
+import { classifyStorageFailure, StorageUnavailableError } from './unavailable.js';
 
 export type { MigrationReport } from './sql/migrations.js';
 
@@ -74,6 +75,18 @@ export interface PostgresStorageOptions {
   readonly preparedStatements?: boolean;
   /** Rows deleted per statement by `deleteExpired` (default 1000): short locks, bounded transactions. */
   readonly deleteBatchSize?: number;
+  /**
+   * How long a storage call waits for a connection, a new one or a free one of the pool, before
+   * failing as unavailable (default 5000 ms). Applied to the pool the storage creates; the whole
+   * call is bounded by this plus `queryTimeoutMillis` on a pool you pass too.
+   */
+  readonly connectionTimeoutMillis?: number;
+  /**
+   * How long one statement may run before failing as unavailable (default 10000 ms): sent as
+   * `statement_timeout` on the storage's own connections (PostgreSQL cancels the statement) and
+   * enforced by the client on any pool.
+   */
+  readonly queryTimeoutMillis?: number;
 }
 
 /**
@@ -101,41 +114,134 @@ const types: CustomTypesConfig = {
     oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format),
 };
 
-function queryable(target: Pool | PoolClient, prepared: boolean): SqlQueryable {
+/** Default bound on obtaining a connection, milliseconds. */
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
+/** Default bound on one statement, milliseconds. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+
+/** The time bounds of every call, resolved from the options. */
+interface Bounds {
+  readonly connectionTimeoutMillis: number;
+  readonly queryTimeoutMillis: number;
+}
+
+/** Pools the storage already listens to: several storages may share one host pool. */
+const guarded = new WeakSet<Pool>();
+
+/**
+ * Without a listener, an `error` event kills the process: a pool emits one when an idle
+ * connection dies (a restart, `pg_terminate_backend`, a failover), after removing it. The next
+ * query opens a new connection, or fails as unavailable while the database is down.
+ */
+function guardPool(pool: Pool): void {
+  if (guarded.has(pool)) return;
+  guarded.add(pool);
+  pool.on('error', () => {});
+}
+
+/** A driver error as the storage reports it: transient failures as {@link StorageUnavailableError}. */
+function translate(error: unknown): unknown {
+  return classifyStorageFailure(error) ?? error;
+}
+
+/** The parameters of a statement never go into an error message: they hold token hashes and user ids. */
+function timedOut(bound: number): StorageUnavailableError {
+  return new StorageUnavailableError(
+    'timeout',
+    `the storage is unavailable (timeout: no answer within ${bound} ms)`,
+  );
+}
+
+/**
+ * Runs one statement on the pool, bounded in time whatever the pool's own settings: `query_timeout`
+ * bounds the statement once a connection is checked out, and a timer bounds the whole call (a host
+ * pool without `connectionTimeoutMillis` would otherwise wait for a connection forever).
+ */
+function poolQueryable(pool: Pool, prepared: boolean, bounds: Bounds): SqlQueryable {
+  const total = bounds.connectionTimeoutMillis + bounds.queryTimeoutMillis + 1000;
   return {
-    async query<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
-      const config: QueryConfig =
-        prepared && statement.name !== undefined
-          ? { name: statement.name, text: statement.text, values: params, types }
-          : { text: statement.text, values: params, types };
-      return (await target.query(config)).rows as Row[];
+    query<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
+      const config: QueryConfig & { query_timeout: number } = {
+        ...(prepared && statement.name !== undefined ? { name: statement.name } : {}),
+        text: statement.text,
+        values: params,
+        types,
+        query_timeout: bounds.queryTimeoutMillis,
+      };
+      return new Promise<Row[]>((resolve, reject) => {
+        const timer = setTimeout(() => reject(timedOut(total)), total);
+        pool.query(config).then(
+          (result) => {
+            clearTimeout(timer);
+            resolve(result.rows as Row[]);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            reject(translate(error));
+          },
+        );
+      });
     },
   };
 }
 
-function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecutor {
+/** Statements of a transaction on a checked-out client (migrations): no statement bound. */
+function clientQueryable(client: PoolClient): SqlQueryable {
+  return {
+    async query<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
+      try {
+        return (await client.query({ text: statement.text, values: params, types })).rows as Row[];
+      } catch (error) {
+        throw translate(error);
+      }
+    },
+  };
+}
+
+function pgExecutor(connection: PostgresConnection, prepared: boolean, bounds: Bounds): SqlExecutor {
   let pool: Pool;
   let owned: boolean;
   if ('pool' in connection) {
     pool = connection.pool;
     owned = false;
   } else {
-    pool = new pg.Pool({ ...connection.poolConfig, connectionString: connection.connectionString });
+    pool = new pg.Pool({
+      // Detect a peer that vanished (a failover, a partition) on idle connections too.
+      keepAlive: true,
+      connectionTimeoutMillis: bounds.connectionTimeoutMillis,
+      // The server cancels a statement past its bound (57014), and the connection stays usable.
+      statement_timeout: bounds.queryTimeoutMillis,
+      ...connection.poolConfig,
+      connectionString: connection.connectionString,
+    });
     owned = true;
-    // Without a listener, an idle connection dropped by the server would crash the process. The
-    // pool discards that connection; the next query opens a new one or fails with the cause.
-    pool.on('error', () => {});
   }
-  const direct = queryable(pool, prepared);
+  guardPool(pool);
+  const direct = poolQueryable(pool, prepared, bounds);
   return {
     query: direct.query,
     async transaction<T>(body: (tx: SqlQueryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      let client: PoolClient;
       try {
+        client = await pool.connect();
+      } catch (error) {
+        throw translate(error);
+      }
+      // A checked-out client has no pool listener: its `error` event (the connection dying
+      // mid-transaction) would end the process. The failing query reports the error.
+      const ignore = () => {};
+      client.on('error', ignore);
+      const release = (broken: boolean) => {
+        client.off('error', ignore);
+        client.release(broken);
+      };
+      try {
+        // Migrations may outlast the statement bound of the storage's own connections.
         await client.query('BEGIN');
-        const result = await body(queryable(client, prepared));
+        await client.query('SET LOCAL statement_timeout = 0');
+        const result = await body(clientQueryable(client));
         await client.query('COMMIT');
-        client.release();
+        release(false);
         return result;
       } catch (error) {
         // A connection that cannot roll back is in an unknown state: destroy it, don't pool it.
@@ -143,8 +249,8 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
           () => false,
           () => true,
         );
-        client.release(broken);
-        throw error;
+        release(broken);
+        throw translate(error);
       }
     },
     async close() {
@@ -161,9 +267,11 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
  * @param connection - `{ pool }` to share the host's `pg.Pool`, or `{ connectionString }`
  * @param options - schema, migrations, prepared statements, cleanup batch size
  * @returns the storage; its `close()` ends the pool only if the storage created it
- * @throws TypeError when the schema name is not a plain identifier or the batch size not a positive integer.
- * Later failures (connection, a schema behind with `autoMigrate: false`) reject the storage's calls,
- * which the server answers `500 server_error`.
+ * @throws TypeError when the schema name is not a plain identifier, or the batch size or a timeout
+ * not a positive integer. Later, a call fails with {@link StorageUnavailableError} while the
+ * database is unreachable, restarting, overloaded or slower than the bounds (the server answers
+ * `503 temporarily_unavailable` with `Retry-After`), and with the driver's error otherwise (a schema
+ * behind with `autoMigrate: false`: `500 server_error`).
  * @see RFC 6749 §4.1.2 and §10.5 (single-use codes), RFC 9700 §4.14.2 (refresh rotation): the atomic steps, as single conditional statements; docs/storage.md
  * @example
  * ```ts
@@ -179,11 +287,24 @@ export function postgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): Storage {
-  return new SqlStorage(pgExecutor(connection, options.preparedStatements ?? true), {
+  const bounds: Bounds = {
+    connectionTimeoutMillis:
+      positive(options.connectionTimeoutMillis, 'connectionTimeoutMillis') ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    queryTimeoutMillis:
+      positive(options.queryTimeoutMillis, 'queryTimeoutMillis') ?? DEFAULT_QUERY_TIMEOUT_MS,
+  };
+  return new SqlStorage(pgExecutor(connection, options.preparedStatements ?? true, bounds), {
     schema: options.schema ?? DEFAULT_SCHEMA,
     autoMigrate: options.autoMigrate ?? true,
     deleteBatchSize: options.deleteBatchSize ?? 1000,
   });
+}
+
+function positive(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`storage: ${name} must be a positive integer`);
+  return value;
 }
 
 /**
@@ -210,7 +331,10 @@ export async function migrate(
   connection: PostgresConnection,
   options: MigrateOptions = {},
 ): Promise<MigrationReport> {
-  const executor = pgExecutor(connection, false);
+  const executor = pgExecutor(connection, false, {
+    connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+    queryTimeoutMillis: DEFAULT_QUERY_TIMEOUT_MS,
+  });
   try {
     return await migrateSchema(executor, options.schema ?? DEFAULT_SCHEMA, Math.floor(Date.now() / 1000));
   } finally {
