@@ -159,4 +159,3 @@ describe.skipIf(postgres === undefined)('FLT-01 PostgreSQL outages on one server
     expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 });
-

@@ -5,7 +5,7 @@
  * database stops answering: open connections freeze, new ones are accepted and never served, as in
  * a network partition).
  */
-import { createServer, type Server, type Socket, connect } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export type ProxyMode = 'forward' | 'refuse' | 'blackhole';
 
