@@ -403,9 +403,19 @@ export function kvStorage(kv: KeyValueStore): Storage {
       await sweep<AuthorizationCodeRecord>('code/', (c) => c.expiresAt + CODE_TOMBSTONE_SECONDS <= now);
       await sweep<AccessTokenRecord>('access/', past);
       await sweep<RefreshTokenRecord>('refresh/', past);
+      // The grants that still have an unexpired token; the others cannot be used any more. Only
+      // grants older than the scan are judged: one redeemed meanwhile has tokens the scan missed.
+      const used = new Set<string>();
+      for (const key of [...(await kv.list('access/')), ...(await kv.list('refresh/'))]) {
+        const token = await value<AccessTokenRecord | RefreshTokenRecord>(key);
+        if (token !== undefined && !past(token)) used.add(token.grantId);
+      }
       await sweep<GrantRecord>(
         'grant/',
-        (g) => past(g) || (g.revokedAt ?? Number.POSITIVE_INFINITY) + CODE_TOMBSTONE_SECONDS <= now,
+        (g) =>
+          past(g) ||
+          (!used.has(g.grantId) && g.createdAt + CODE_TOMBSTONE_SECONDS <= now) ||
+          (g.revokedAt ?? Number.POSITIVE_INFINITY) + CODE_TOMBSTONE_SECONDS <= now,
       );
       await sweep<string>('user-grant/', async (grantId) => (await kv.get(keys.grant(grantId))) === null);
       await sweep<SigningKeyRecord>('key/', past);

@@ -324,7 +324,13 @@ export function memoryStorage(): Storage {
       );
       for (const entry of grants.values()) {
         const { expiresAt, revokedAt } = entry.record;
-        if (expiresAt <= now || (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)) {
+        // Past its expiry, revoked a while ago, or left without any unexpired token.
+        const emptied = entry.accessTokens.size === 0 && entry.refreshTokens.size === 0;
+        if (
+          emptied ||
+          expiresAt <= now ||
+          (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)
+        ) {
           removed += 1 + entry.accessTokens.size + entry.refreshTokens.size;
           deleteGrant(entry);
         }

@@ -67,11 +67,13 @@ export interface Storage {
   readonly keys: SigningKeyStore;
   /**
    * Deletes what has expired by `now`: pending authorizations; codes past their tombstone time
-   * (`expiresAt + CODE_TOMBSTONE_SECONDS`); access and refresh tokens past `expiresAt`; grants
-   * past their absolute expiry, and revoked grants `CODE_TOMBSTONE_SECONDS` after revocation
-   * (with their remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`. Must
-   * not block concurrent requests for long (adapters delete in batches). Returns the number of
-   * records removed.
+   * (`expiresAt + CODE_TOMBSTONE_SECONDS`); access and refresh tokens past `expiresAt` (rotated
+   * refresh tokens included: kept until then, so that their reuse is still detected); grants past
+   * their absolute expiry, grants left without any token whose `expiresAt > now` (nothing can use
+   * them any more), and revoked grants `CODE_TOMBSTONE_SECONDS` after revocation (with their
+   * remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`. Must not block
+   * concurrent requests for long (adapters delete in batches). Returns the number of records
+   * removed.
    */
   deleteExpired(now: number): Promise<number>;
   /** Releases connections and timers. Idempotent. */

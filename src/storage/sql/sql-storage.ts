@@ -342,9 +342,11 @@ export class SqlStorage implements Storage {
     for (const statement of this.#sql.deleteExpired) {
       // One short transaction per batch; a short batch means nothing (unlocked) is left.
       for (;;) {
-        const [row] = (await this.#execute<{ deleted: number }>(statement, [now, batch], 'repeat')).rows;
+        const [row] = (
+          await this.#execute<{ deleted: number; also?: number }>(statement, [now, batch], 'repeat')
+        ).rows;
         const deleted = row?.deleted ?? 0;
-        removed += deleted;
+        removed += deleted + (row?.also ?? 0);
         if (deleted < batch) break;
       }
     }

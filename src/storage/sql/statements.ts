@@ -140,6 +140,25 @@ export function storageStatements(schema: string) {
     )
     SELECT count(*)::integer AS deleted FROM d`);
 
+  /**
+   * One batch of expired tokens of `table`, and with them the grants they leave without any
+   * unexpired token (a grant nothing can use any more: no refresh token to refresh with, no
+   * access token to revoke). The foreign keys delete those grants' remaining expired tokens.
+   */
+  const deleteTokenBatch = (table: string) =>
+    statement(`WITH d AS (
+      DELETE FROM ${table} WHERE ctid = ANY (ARRAY (
+        SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+      )) AND expires_at <= $1
+      RETURNING grant_id
+    ), emptied AS (
+      DELETE FROM ${grants} g WHERE g.grant_id IN (SELECT grant_id FROM d)
+        AND NOT EXISTS (SELECT 1 FROM ${access} a WHERE a.grant_id = g.grant_id AND a.expires_at > $1)
+        AND NOT EXISTS (SELECT 1 FROM ${refresh} r WHERE r.grant_id = g.grant_id AND r.expires_at > $1)
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM d)::integer AS deleted, (SELECT count(*) FROM emptied)::integer AS also`);
+
   return {
     // ---- clients: $1 client_id ------------------------------------------------------------------
     createClient: insert(clients, clientCols),
@@ -281,8 +300,8 @@ export function storageStatements(schema: string) {
       deleteBatch(pending, 'expires_at <= $1'),
       // Consumed codes outlive their expiry, so that a late replay still revokes the grant.
       deleteBatch(codes, `expires_at <= $1::bigint - ${CODE_TOMBSTONE_SECONDS}`),
-      deleteBatch(access, 'expires_at <= $1'),
-      deleteBatch(refresh, 'expires_at <= $1'),
+      deleteTokenBatch(access),
+      deleteTokenBatch(refresh),
       // Past their absolute expiry, or revoked a while ago (version 1's placeholders included); the
       // foreign keys delete whatever tokens remain.
       deleteBatch(grants, 'expires_at <= $1'),
