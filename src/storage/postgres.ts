@@ -115,9 +115,9 @@ const types: CustomTypesConfig = {
 };
 
 /** Default bound on obtaining a connection, milliseconds. */
-export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
+const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
 /** Default bound on one statement, milliseconds. */
-export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 
 /** The time bounds of every call, resolved from the options. */
 interface Bounds {

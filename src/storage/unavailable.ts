@@ -63,6 +63,7 @@ export const STORAGE_RETRY_AFTER_SECONDS = 2;
  * const options: StorageUnavailableErrorOptions = { mayHaveApplied: false, cause: new Error('ECONNREFUSED') };
  * throw new StorageUnavailableError('unreachable', 'the key-value store refused the connection', options);
  * ```
+ * @see docs/storage.md, "When PostgreSQL is unavailable"
  * @group Storage
  * @category Errors
  */
