@@ -22,9 +22,9 @@ import type {
   SigningKeyStore,
   Storage,
 } from '../types.js';
-import { StorageUnavailableError } from '../unavailable.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
 import { LATEST_VERSION, migrateSchema, schemaVersion } from './migrations.js';
+import { type Executed, executeWithRetry, type Retry } from './retry.js';
 import { type StorageStatements, storageStatements } from './statements.js';
 import {
   type AccessTokenRow,
@@ -44,35 +44,6 @@ import {
   type SigningKeyRow,
   signingKeysTable,
 } from './tables.js';
-
-/**
- * What may be done after a transient failure of a statement ({@link StorageUnavailableError}):
- * - `never`: nothing (its effect cannot be recovered: the record a DELETE ... RETURNING removed);
- * - `repeat`: run it again once, on another connection, after a lost connection: reads, writes
- *   whose repetition changes nothing, and the atomic steps (conditional: a repetition cannot apply
- *   twice, and the caller checks whether the first one did);
- * - `insert`: as `repeat`, and a unique violation on the repetition means the first one committed
- *   (the keys are fresh random values).
- * A serialization failure or deadlock (rolled back for certain) is repeated in every case.
- */
-type Retry = 'never' | 'repeat' | 'insert';
-
-/** What running a statement gave. */
-interface Executed<Row> {
-  readonly rows: Row[];
-  /** The first attempt failed after it may have been applied, and the statement was run again. */
-  readonly uncertain: boolean;
-  /** An `insert` met its own row on the repetition: the first attempt had committed. */
-  readonly duplicate: boolean;
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION
-  );
-}
 
 /** Settings of {@link SqlStorage}, resolved by the driver from its public options. */
 export interface SqlStorageSettings {
@@ -318,21 +289,7 @@ export class SqlStorage implements Storage {
   /** Runs one statement, once more after a transient failure when `retry` allows (see {@link Retry}). */
   async #execute<Row>(statement: SqlStatement, params: unknown[], retry: Retry): Promise<Executed<Row>> {
     if (!this.#ready) await this.#prepare();
-    try {
-      return { rows: await this.#db.query<Row>(statement, params), uncertain: false, duplicate: false };
-    } catch (error) {
-      if (!(error instanceof StorageUnavailableError)) throw error;
-      const again = error.reason === 'conflict' || (retry !== 'never' && error.reason === 'connection_lost');
-      if (!again) throw error;
-      const uncertain = error.reason !== 'conflict' && error.mayHaveApplied;
-      try {
-        return { rows: await this.#db.query<Row>(statement, params), uncertain, duplicate: false };
-      } catch (second) {
-        if (retry === 'insert' && uncertain && isUniqueViolation(second))
-          return { rows: [], uncertain, duplicate: true };
-        throw second;
-      }
-    }
+    return executeWithRetry<Row>(this.#db, statement, params, retry);
   }
 
   /** See {@link Storage.deleteExpired}: each statement in batches until a batch comes back short. */
