@@ -90,6 +90,7 @@ export type {
   GrantRecord,
   GrantStore,
   InteractionBinding,
+  InteractionCompletion,
   InteractionStore,
   PendingAuthorizationRecord,
   RedeemResult,
@@ -101,3 +102,10 @@ export type {
   Storage,
 } from './storage/types.js';
 export { CODE_TOMBSTONE_SECONDS } from './storage/types.js';
+export type { StorageUnavailableErrorOptions, StorageUnavailableReason } from './storage/unavailable.js';
+export {
+  classifyStorageFailure,
+  isStorageUnavailable,
+  STORAGE_RETRY_AFTER_SECONDS,
+  StorageUnavailableError,
+} from './storage/unavailable.js';

@@ -4,7 +4,7 @@
  * is a 413, a thrown `OAuthError` its response, anything else a 500 without its message).
  * @module
  */
-import { OAuthError } from './core/errors.js';
+import { logFailure, OAuthError } from './core/errors.js';
 import {
   errorResponse,
   type OAuthRequest,
@@ -156,10 +156,7 @@ export function createRouter(ctx: ServerContext): Router {
     } catch (error) {
       const response = errorResponse(error);
       if (response.status >= 500) {
-        runtime.logger.error('request failed', {
-          path: splitUrl(request.url).path,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        });
+        logFailure(runtime.logger, 'request failed', error, { path: splitUrl(request.url).path });
       }
       return response;
     }

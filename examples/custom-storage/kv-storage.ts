@@ -1,8 +1,8 @@
 /**
  * A third-party storage adapter: {@link Storage} over a key-value store that keeps JSON strings,
  * as Deno KV, FoundationDB, etcd or DynamoDB do. It shows the one thing an adapter must get right:
- * each ATOMIC step of the contract (consuming a pending authorization, redeeming a code, rotating a
- * refresh token) is one conditional commit, retried on fresh data when another writer got there
+ * each ATOMIC step of the contract (consuming or completing a pending authorization, redeeming a
+ * code, rotating a refresh token) is one conditional commit, retried on fresh data when another writer got there
  * first. Everything else is plain reads and writes. It passes `runStorageConformance`, across two
  * instances over one store (see test/examples/custom-storage.test.ts).
  *
@@ -210,6 +210,35 @@ export function kvStorage(kv: KeyValueStore): Storage {
           };
         }),
       // #endregion consume-pending
+      complete: ({ idHash, code, consent, now }) =>
+        // ATOMIC: removes the pending record and writes the code (and the grown consent) in one
+        // commit, on the condition that neither the record nor the consent changed since read.
+        atomically<boolean>(async () => {
+          const found = await read<PendingAuthorizationRecord>(keys.pending(idHash));
+          if (found === null || found.record.expiresAt <= now) return { done: false };
+          const checks = [at(keys.pending(idHash), found.version), at(keys.code(code.codeHash), null)];
+          const writes = [remove(keys.pending(idHash)), put(keys.code(code.codeHash), code)];
+          if (consent !== undefined) {
+            const key = keys.consent(consent.userId, consent.clientId);
+            const stored = await read<ConsentRecord>(key);
+            const before = stored?.record;
+            checks.push(at(key, stored?.version ?? null));
+            writes.push(
+              put(
+                key,
+                before === undefined
+                  ? consent
+                  : {
+                      ...before,
+                      scope: [...new Set([...before.scope, ...consent.scope])],
+                      resources: [...new Set([...before.resources, ...consent.resources])],
+                      updatedAt: consent.updatedAt,
+                    },
+              ),
+            );
+          }
+          return { checks, writes, result: true };
+        }),
     },
 
     codes: {
@@ -374,9 +403,19 @@ export function kvStorage(kv: KeyValueStore): Storage {
       await sweep<AuthorizationCodeRecord>('code/', (c) => c.expiresAt + CODE_TOMBSTONE_SECONDS <= now);
       await sweep<AccessTokenRecord>('access/', past);
       await sweep<RefreshTokenRecord>('refresh/', past);
+      // The grants that still have an unexpired token; the others cannot be used any more. Only
+      // grants older than the scan are judged: one redeemed meanwhile has tokens the scan missed.
+      const used = new Set<string>();
+      for (const key of [...(await kv.list('access/')), ...(await kv.list('refresh/'))]) {
+        const token = await value<AccessTokenRecord | RefreshTokenRecord>(key);
+        if (token !== undefined && !past(token)) used.add(token.grantId);
+      }
       await sweep<GrantRecord>(
         'grant/',
-        (g) => past(g) || (g.revokedAt ?? Number.POSITIVE_INFINITY) + CODE_TOMBSTONE_SECONDS <= now,
+        (g) =>
+          past(g) ||
+          (!used.has(g.grantId) && g.createdAt + CODE_TOMBSTONE_SECONDS <= now) ||
+          (g.revokedAt ?? Number.POSITIVE_INFINITY) + CODE_TOMBSTONE_SECONDS <= now,
       );
       await sweep<string>('user-grant/', async (grantId) => (await kv.get(keys.grant(grantId))) === null);
       await sweep<SigningKeyRecord>('key/', past);

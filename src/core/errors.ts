@@ -5,6 +5,8 @@
  * @see RFC 6749 §5.2 (token endpoint errors), RFC 6750 §3.1 (resource errors), RFC 7591 §3.2.2
  * @module
  */
+import { classifyStorageFailure, STORAGE_RETRY_AFTER_SECONDS } from '../storage/unavailable.js';
+import type { LogFields, Logger } from './context.js';
 
 /**
  * Error codes defined by the RFCs this library implements, plus the ones it documents itself
@@ -208,8 +210,54 @@ export function isOAuthError(value: unknown): value is OAuthError {
   );
 }
 
-/** Turns anything thrown into an {@link OAuthError}; unknown failures become `server_error` without their message. */
+/**
+ * Turns anything thrown into an {@link OAuthError}. A transient storage failure (the database is
+ * down, restarting or overloaded: see `isStorageUnavailable`) becomes `temporarily_unavailable` /
+ * 503 with `Retry-After` (FLT-01); any other unknown failure becomes `server_error` / 500. Neither
+ * carries the original message.
+ */
 export function toOAuthError(value: unknown): OAuthError {
   if (isOAuthError(value)) return value;
+  if (classifyStorageFailure(value) !== undefined) {
+    return new OAuthError(
+      'temporarily_unavailable',
+      'the service is temporarily unavailable; retry shortly',
+      {
+        headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+        cause: value,
+      },
+    );
+  }
   return new OAuthError('server_error', 'the server could not complete the request', { cause: value });
+}
+
+/**
+ * Logs a request that failed with a 5xx, once: a transient storage failure at `warn` (the server
+ * answered 503 and the client will retry), anything else at `error`. The fields name the failure,
+ * never a statement's parameters or a token.
+ *
+ * @param logger - where to log
+ * @param message - what failed (`request failed`, `consent decision failed`)
+ * @param error - what was thrown
+ * @param fields - more context (the path)
+ */
+export function logFailure(
+  logger: Pick<Logger, 'warn' | 'error'>,
+  message: string,
+  error: unknown,
+  fields: LogFields = {},
+): void {
+  const unavailable = classifyStorageFailure(error);
+  if (unavailable !== undefined) {
+    logger.warn(`${message}: storage unavailable`, {
+      ...fields,
+      reason: unavailable.reason,
+      error: unavailable.message,
+    });
+    return;
+  }
+  logger.error(message, {
+    ...fields,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+  });
 }

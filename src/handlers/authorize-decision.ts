@@ -5,12 +5,12 @@
  * @module
  */
 import { sha256, timingSafeEqual } from '../core/crypto.js';
-import { OAuthError, toOAuthError } from '../core/errors.js';
+import { logFailure, OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
 import { errorPageFor } from '../pages/html.js';
-import { errorRedirect, issueCode } from '../protocol/authorization-response.js';
+import { codeIssued, errorRedirect, newCode } from '../protocol/authorization-response.js';
 import { currentUser } from '../protocol/session.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -30,6 +30,9 @@ function checkSameOrigin(ctx: ServerContext, request: OAuthRequest): void {
     throw new OAuthError('access_denied', 'the consent form was posted from another site', { status: 403 });
   }
 }
+
+const alreadyCompleted = () =>
+  new OAuthError('invalid_request', 'this authorization request was already completed');
 
 /**
  * Handles the consent decision and redirects (303) with a code, or with `access_denied`.
@@ -73,13 +76,15 @@ export async function handleAuthorizeDecision(
         status: 403,
       });
     }
-    // Single use: of two concurrent submissions only one proceeds.
-    if ((await config.storage.interactions.consume(idHash, ctx.now())) === null) {
-      throw new OAuthError('invalid_request', 'this authorization request was already completed');
+    // Single use: of two concurrent submissions only one proceeds. A denial consumes the request
+    // here; an approval completes it together with storing its code, in one atomic step (below).
+    if (decision === 'deny' && (await config.storage.interactions.consume(idHash, ctx.now())) === null) {
+      throw alreadyCompleted();
     }
 
     const authRequest = pending.request;
     const target = { redirectUri: authRequest.redirectUri, state: authRequest.state };
+    let issued: OAuthResponse | undefined;
     try {
       if (decision === 'deny') {
         ctx.emit({ type: 'consent.denied', clientId: authRequest.clientId, userId: user.id });
@@ -91,25 +96,38 @@ export async function handleAuthorizeDecision(
       const scope = await config.scopePolicy.grantable(user.id, client, authRequest.scope);
       if (scope.length === 0)
         throw new OAuthError('access_denied', 'the user cannot grant any of the requested scopes');
-      if (config.consent.remember) {
-        const now = ctx.now();
-        const previous = await config.storage.consents.get(user.id, client.clientId);
-        await config.storage.consents.save({
-          userId: user.id,
-          clientId: client.clientId,
-          scope: [...new Set([...(previous?.scope ?? []), ...scope])],
-          resources: [...new Set([...(previous?.resources ?? []), ...authRequest.resources])],
-          createdAt: previous?.createdAt ?? now,
-          updatedAt: now,
-        });
+      const now = ctx.now();
+      const code = await newCode(ctx, authRequest, scope, { id: user.id, authTime: user.authTime });
+      // Storage adds these to what the user allowed this client before.
+      const consent = config.consent.remember
+        ? {
+            userId: user.id,
+            clientId: client.clientId,
+            scope,
+            resources: authRequest.resources,
+            createdAt: now,
+            updatedAt: now,
+          }
+        : undefined;
+      const completed = await config.storage.interactions.complete({
+        idHash,
+        code: code.record,
+        ...(consent === undefined ? {} : { consent }),
+        now,
+      });
+      if (completed) {
+        ctx.emit({ type: 'consent.granted', clientId: client.clientId, userId: user.id, scope });
+        codeIssued(ctx, code.record);
+        issued = code.response;
       }
-      ctx.emit({ type: 'consent.granted', clientId: client.clientId, userId: user.id, scope });
-      return await issueCode(ctx, authRequest, scope, { id: user.id, authTime: user.authTime });
     } catch (error) {
       const e = toOAuthError(error);
-      if (e.status >= 500) config.runtime.logger.error('consent decision failed', { error: String(error) });
+      if (e.status >= 500) logFailure(config.runtime.logger, 'consent decision failed', error);
       return errorRedirect(ctx, target, e);
     }
+    // Completed meanwhile by a concurrent submission (or expired): no second code.
+    if (issued === undefined) throw alreadyCompleted();
+    return issued;
   } catch (error) {
     return page(error);
   }

@@ -5,7 +5,7 @@
  * @module
  */
 import { randomToken, sha256 } from '../core/crypto.js';
-import { OAuthError, toOAuthError } from '../core/errors.js';
+import { logFailure, OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse, redirectResponse } from '../core/http.js';
 import { type Params, parseFormBody, parseQuery } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
@@ -13,7 +13,13 @@ import type { AuthenticatedUser, ConsentPageContext } from '../options.js';
 import { consentResponse, renderConsentPage } from '../pages/consent.js';
 import { errorPageFor, pageHeaders } from '../pages/html.js';
 import { validateRequest, validateTarget } from '../protocol/authorization-request.js';
-import { errorRedirect, issueCode, type RedirectTarget } from '../protocol/authorization-response.js';
+import {
+  codeIssued,
+  errorRedirect,
+  issueCode,
+  newCode,
+  type RedirectTarget,
+} from '../protocol/authorization-response.js';
 import { isLoopbackRedirect, redirectHostPort, redirectOrigin } from '../protocol/redirect-uri.js';
 import { currentUser } from '../protocol/session.js';
 import type { ServerContext } from '../server-context.js';
@@ -193,25 +199,24 @@ export async function handleAuthorize(ctx: ServerContext, httpRequest: OAuthRequ
       promptConsent ||
       policy.consentRequired({ client, userId: user.id, scope, resources: request.resources, remembered });
     if (!consentRequired) {
-      if (validated.pending !== undefined) {
-        const consumed = await ctx.config.storage.interactions.consume(
-          validated.pending.record.idHash,
-          ctx.now(),
-        );
-        if (consumed === null)
-          throw new OAuthError('invalid_request', 'this authorization request was already completed');
-      }
-      return await issueCode(ctx, request, scope, user);
+      if (validated.pending === undefined) return await issueCode(ctx, request, scope, user);
+      // Resumed after login: the pending authorization is consumed and the code stored in one step.
+      const code = await newCode(ctx, request, scope, user);
+      const completed = await ctx.config.storage.interactions.complete({
+        idHash: validated.pending.record.idHash,
+        code: code.record,
+        now: ctx.now(),
+      });
+      if (!completed)
+        throw new OAuthError('invalid_request', 'this authorization request was already completed');
+      codeIssued(ctx, code.record);
+      return code.response;
     }
     if (request.prompt.includes('none')) throw new OAuthError('consent_required', 'the user must consent');
     return await renderConsent(ctx, validated, user, scope);
   } catch (error) {
     const e = toOAuthError(error);
-    if (e.status >= 500) {
-      ctx.config.runtime.logger.error('authorization request failed', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      });
-    }
+    if (e.status >= 500) logFailure(ctx.config.runtime.logger, 'authorization request failed', error);
     if (target === undefined || e.code === 'method_not_allowed' || e.code === 'too_many_requests') {
       return errorPageFor(ctx.config.metadata.serviceName, e);
     }

@@ -7,7 +7,7 @@ import { randomToken, sha256 } from '../core/crypto.js';
 import type { OAuthError } from '../core/errors.js';
 import { type OAuthResponse, redirectResponse } from '../core/http.js';
 import type { ServerContext } from '../server-context.js';
-import type { AuthorizationRequest } from '../storage/types.js';
+import type { AuthorizationCodeRecord, AuthorizationRequest } from '../storage/types.js';
 import { appendQuery } from './redirect-uri.js';
 
 /** Where a validated authorization request answers. */
@@ -28,24 +28,30 @@ export function errorRedirect(ctx: ServerContext, target: RedirectTarget, error:
   );
 }
 
+/** A code about to be issued: the record to store, and the redirect that delivers it. */
+export interface NewCode {
+  readonly record: AuthorizationCodeRecord;
+  readonly response: OAuthResponse;
+}
+
 /**
- * Issues an authorization code bound to everything it will be checked against, and redirects to
- * the client with `code`, `state` and `iss`.
+ * Mints an authorization code bound to everything it will be checked against, and the redirect to
+ * the client with `code`, `state` and `iss`. Nothing is stored: the caller stores the record, on
+ * its own ({@link issueCode}) or with the pending authorization it completes.
  * @see RFC 6749 §4.1.2, RFC 7636 §4.4, RFC 9207 §2
  */
-export async function issueCode(
+export async function newCode(
   ctx: ServerContext,
   request: AuthorizationRequest,
   scope: readonly string[],
   user: { readonly id: string; readonly authTime: number },
-): Promise<OAuthResponse> {
+): Promise<NewCode> {
   const { config } = ctx;
   const now = ctx.now();
   const code = randomToken(config.runtime.random, 32);
-  const grantId = randomToken(config.runtime.random, 16);
-  await config.storage.codes.create({
+  const record: AuthorizationCodeRecord = {
     codeHash: await sha256(code),
-    grantId,
+    grantId: randomToken(config.runtime.random, 16),
     clientId: request.clientId,
     userId: user.id,
     redirectUri: request.redirectUri,
@@ -58,9 +64,31 @@ export async function issueCode(
     authTime: user.authTime,
     createdAt: now,
     expiresAt: now + config.tokens.codeTtlSeconds,
-  });
-  ctx.emit({ type: 'code.issued', clientId: request.clientId, userId: user.id, grantId });
-  return redirectResponse(
+  };
+  const response = redirectResponse(
     appendQuery(request.redirectUri, { code, state: request.state, iss: config.issuer }),
   );
+  return { record, response };
+}
+
+/** Reports a stored code (`code.issued`). */
+export function codeIssued(ctx: ServerContext, code: AuthorizationCodeRecord): void {
+  ctx.emit({ type: 'code.issued', clientId: code.clientId, userId: code.userId, grantId: code.grantId });
+}
+
+/**
+ * Issues an authorization code with no pending authorization to complete: stores it and redirects
+ * to the client with `code`, `state` and `iss`.
+ * @see RFC 6749 §4.1.2, RFC 7636 §4.4, RFC 9207 §2
+ */
+export async function issueCode(
+  ctx: ServerContext,
+  request: AuthorizationRequest,
+  scope: readonly string[],
+  user: { readonly id: string; readonly authTime: number },
+): Promise<OAuthResponse> {
+  const code = await newCode(ctx, request, scope, user);
+  await ctx.config.storage.codes.create(code.record);
+  codeIssued(ctx, code.record);
+  return code.response;
 }

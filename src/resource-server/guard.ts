@@ -4,9 +4,10 @@
  * verifier; the Express, Fetch and node adapters wrap it as middleware.
  * @module
  */
-import { isOAuthError, OAuthError } from '../core/errors.js';
+import { isOAuthError, OAuthError, toOAuthError } from '../core/errors.js';
 import { errorResponse, type OAuthResponse } from '../core/http.js';
 import { bearerChallenge, readBearer } from '../protocol/bearer.js';
+import { isStorageUnavailable } from '../storage/unavailable.js';
 import type { AccessTokenVerifier, VerifiedAccessToken } from './verifier.js';
 
 /**
@@ -166,7 +167,8 @@ function headerRecord(headers: GuardRequest['headers']): Record<string, string |
  * @param options - the resource identifier, the verifier and the metadata URL
  * @returns a {@link ResourceGuard}; its `check` answers `400 invalid_request`, `401
  * invalid_token`, `401` without an error code (no token and `required`) or `403
- * insufficient_scope`, each with its `WWW-Authenticate` challenge
+ * insufficient_scope`, each with its `WWW-Authenticate` challenge, or `503
+ * temporarily_unavailable` with `Retry-After` when the verifier's storage is unavailable
  * @see RFC 6750 §3 (challenges), RFC 9728 §5.1 (`resource_metadata`), RFC 8707 §2 (audience)
  * @example
  * ```ts
@@ -225,7 +227,15 @@ export function createResourceGuard(options: ResourceGuardOptions): ResourceGuar
         });
         return { ok: false, error, response: errorResponse(error) };
       }
-      const verified = await verifier.verify(credential.token);
+      let verified: VerifiedAccessToken | null;
+      try {
+        verified = await verifier.verify(credential.token);
+      } catch (error) {
+        // The storage is down: 503 with Retry-After, as the authorization server answers (FLT-01).
+        if (!isStorageUnavailable(error)) throw error;
+        const unavailable = toOAuthError(error);
+        return { ok: false, error: unavailable, response: errorResponse(unavailable) };
+      }
       if (verified === null)
         return refuse(new OAuthError('invalid_token', 'the access token is invalid, expired or revoked'));
       if (!verified.audience.includes(resource)) {

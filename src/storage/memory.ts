@@ -162,6 +162,29 @@ export function memoryStorage(): Storage {
         pending.delete(idHash);
         return record.expiresAt <= now ? null : record;
       },
+      async complete({ idHash, code, consent, now }) {
+        const record = pending.get(idHash);
+        if (record === undefined || record.expiresAt <= now) return false;
+        if (codes.has(code.codeHash)) throw new Error(`code ${code.codeHash} already exists`);
+        pending.delete(idHash);
+        codes.set(code.codeHash, code);
+        if (consent !== undefined) {
+          const key = consentKey(consent.userId, consent.clientId);
+          const previous = consents.get(key);
+          consents.set(
+            key,
+            previous === undefined
+              ? consent
+              : {
+                  ...previous,
+                  scope: [...new Set([...previous.scope, ...consent.scope])],
+                  resources: [...new Set([...previous.resources, ...consent.resources])],
+                  updatedAt: consent.updatedAt,
+                },
+          );
+        }
+        return true;
+      },
     },
 
     codes: {
@@ -301,7 +324,13 @@ export function memoryStorage(): Storage {
       );
       for (const entry of grants.values()) {
         const { expiresAt, revokedAt } = entry.record;
-        if (expiresAt <= now || (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)) {
+        // Past its expiry, revoked a while ago, or left without any unexpired token.
+        const emptied = entry.accessTokens.size === 0 && entry.refreshTokens.size === 0;
+        if (
+          emptied ||
+          expiresAt <= now ||
+          (revokedAt !== undefined && revokedAt + CODE_TOMBSTONE_SECONDS <= now)
+        ) {
           removed += 1 + entry.accessTokens.size + entry.refreshTokens.size;
           deleteGrant(entry);
         }

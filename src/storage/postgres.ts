@@ -4,9 +4,13 @@
  * atomic steps are single conditional statements, so they hold across processes.
  * @module portcullis/postgres
  */
-import type { CustomTypesConfig, Pool, PoolClient, PoolConfig, QueryConfig } from 'pg';
-import pg from 'pg';
-import type { SqlExecutor, SqlQueryable, SqlStatement } from './sql/executor.js';
+import type { Pool, PoolConfig } from 'pg';
+import {
+  type Bounds,
+  DEFAULT_CONNECTION_TIMEOUT_MS,
+  DEFAULT_QUERY_TIMEOUT_MS,
+  pgExecutor,
+} from './postgres-executor.js';
 import { type MigrationReport, migrateSchema } from './sql/migrations.js';
 import { DEFAULT_SCHEMA } from './sql/schema-name.js';
 import { SqlStorage } from './sql/sql-storage.js';
@@ -74,6 +78,18 @@ export interface PostgresStorageOptions {
   readonly preparedStatements?: boolean;
   /** Rows deleted per statement by `deleteExpired` (default 1000): short locks, bounded transactions. */
   readonly deleteBatchSize?: number;
+  /**
+   * How long a storage call waits for a connection, a new one or a free one of the pool, before
+   * failing as unavailable (default 5000 ms). Applied to the pool the storage creates; the whole
+   * call is bounded by this plus `queryTimeoutMillis` on a pool you pass too.
+   */
+  readonly connectionTimeoutMillis?: number;
+  /**
+   * How long one statement may run before failing as unavailable (default 10000 ms): sent as
+   * `statement_timeout` on the storage's own connections (PostgreSQL cancels the statement) and
+   * enforced by the client on any pool.
+   */
+  readonly queryTimeoutMillis?: number;
 }
 
 /**
@@ -94,66 +110,6 @@ export interface MigrateOptions {
   readonly schema?: string;
 }
 
-// `bigint` columns (epoch seconds) as numbers: they stay far below 2^53. Passed per query, so the
-// process-wide `pg.types` a host may have customised is left alone.
-const types: CustomTypesConfig = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format),
-};
-
-function queryable(target: Pool | PoolClient, prepared: boolean): SqlQueryable {
-  return {
-    async query<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
-      const config: QueryConfig =
-        prepared && statement.name !== undefined
-          ? { name: statement.name, text: statement.text, values: params, types }
-          : { text: statement.text, values: params, types };
-      return (await target.query(config)).rows as Row[];
-    },
-  };
-}
-
-function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecutor {
-  let pool: Pool;
-  let owned: boolean;
-  if ('pool' in connection) {
-    pool = connection.pool;
-    owned = false;
-  } else {
-    pool = new pg.Pool({ ...connection.poolConfig, connectionString: connection.connectionString });
-    owned = true;
-    // Without a listener, an idle connection dropped by the server would crash the process. The
-    // pool discards that connection; the next query opens a new one or fails with the cause.
-    pool.on('error', () => {});
-  }
-  const direct = queryable(pool, prepared);
-  return {
-    query: direct.query,
-    async transaction<T>(body: (tx: SqlQueryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await body(queryable(client, prepared));
-        await client.query('COMMIT');
-        client.release();
-        return result;
-      } catch (error) {
-        // A connection that cannot roll back is in an unknown state: destroy it, don't pool it.
-        const broken = await client.query('ROLLBACK').then(
-          () => false,
-          () => true,
-        );
-        client.release(broken);
-        throw error;
-      }
-    },
-    async close() {
-      // pg throws when a pool is ended twice; closing the storage twice is harmless.
-      if (owned && !pool.ended) await pool.end();
-    },
-  };
-}
-
 /**
  * Creates a {@link Storage} in a PostgreSQL database. The tables live in their own schema, created
  * and migrated on first use unless `autoMigrate` is off. Nothing connects until the first call.
@@ -161,10 +117,13 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
  * @param connection - `{ pool }` to share the host's `pg.Pool`, or `{ connectionString }`
  * @param options - schema, migrations, prepared statements, cleanup batch size
  * @returns the storage; its `close()` ends the pool only if the storage created it
- * @throws TypeError when the schema name is not a plain identifier or the batch size not a positive integer.
- * A connection or schema problem fails the server's start (`createAuthorizationServer` rejects with a
- * `StartupError`: `storage_unavailable`, or `storage_migration_failed` for a schema behind with
- * `autoMigrate: false`); later failures reject the storage's calls, answered `500 server_error`.
+ * @throws TypeError when the schema name is not a plain identifier, or the batch size or a timeout
+ * not a positive integer. A connection or schema problem fails the server's start
+ * (`createAuthorizationServer` rejects with a `StartupError`: `storage_unavailable`, or
+ * `storage_migration_failed` for a schema behind with `autoMigrate: false`). Later, a call fails with
+ * `StorageUnavailableError` (from `portcullis`) while the database is unreachable, restarting,
+ * overloaded or slower than the bounds (the server answers `503 temporarily_unavailable` with
+ * `Retry-After`), and with the driver's error otherwise (`500 server_error`).
  * @see RFC 6749 §4.1.2 and §10.5 (single-use codes), RFC 9700 §4.14.2 (refresh rotation): the atomic steps, as single conditional statements; docs/storage.md
  * @example
  * ```ts
@@ -180,11 +139,24 @@ export function postgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): Storage {
-  return new SqlStorage(pgExecutor(connection, options.preparedStatements ?? true), {
+  const bounds: Bounds = {
+    connectionTimeoutMillis:
+      positive(options.connectionTimeoutMillis, 'connectionTimeoutMillis') ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    queryTimeoutMillis:
+      positive(options.queryTimeoutMillis, 'queryTimeoutMillis') ?? DEFAULT_QUERY_TIMEOUT_MS,
+  };
+  return new SqlStorage(pgExecutor(connection, options.preparedStatements ?? true, bounds), {
     schema: options.schema ?? DEFAULT_SCHEMA,
     autoMigrate: options.autoMigrate ?? true,
     deleteBatchSize: options.deleteBatchSize ?? 1000,
   });
+}
+
+function positive(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`storage: ${name} must be a positive integer`);
+  return value;
 }
 
 /**
@@ -211,7 +183,10 @@ export async function migrate(
   connection: PostgresConnection,
   options: MigrateOptions = {},
 ): Promise<MigrationReport> {
-  const executor = pgExecutor(connection, false);
+  const executor = pgExecutor(connection, false, {
+    connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+    queryTimeoutMillis: DEFAULT_QUERY_TIMEOUT_MS,
+  });
   try {
     return await migrateSchema(executor, options.schema ?? DEFAULT_SCHEMA, Math.floor(Date.now() / 1000));
   } finally {

@@ -7,7 +7,7 @@ import type { Storage } from './contract/storage.js';
 /** Every method of every store of the contract, by store. */
 const STORAGE_SHAPE = {
   clients: ['create', 'get', 'clearExpiry', 'delete'],
-  interactions: ['create', 'get', 'bind', 'consume'],
+  interactions: ['create', 'get', 'bind', 'consume', 'complete'],
   codes: ['create', 'get', 'redeem'],
   grants: [
     'get',

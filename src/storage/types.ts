@@ -23,6 +23,7 @@ export type {
 export type {
   AuthorizationRequest,
   InteractionBinding,
+  InteractionCompletion,
   InteractionStore,
   PendingAuthorizationRecord,
 } from './contract/interactions.js';

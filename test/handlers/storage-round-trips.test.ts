@@ -55,13 +55,9 @@ describe('storage round trips per step of a flow', () => {
 
     const allow = await during(() => h.decide(consentFields(page.result), 'allow', cookie));
     expect(allow.result.status).toBe(303);
-    expect(allow.made).toEqual([
-      'interactions.get',
-      'interactions.consume',
-      'consents.get',
-      'consents.save',
-      'codes.create',
-    ]);
+    // Read the pending authorization (the form's CSRF token, the user), then one atomic step that
+    // consumes it, stores the code and grows the remembered consent.
+    expect(allow.made).toEqual(['interactions.get', 'interactions.complete']);
 
     // The exchange: read the code (bindings, PKCE), then one atomic redemption.
     const code = redirectParams(allow.result).get('code') ?? '';

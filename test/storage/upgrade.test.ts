@@ -120,8 +120,8 @@ describe.skipIf(postgres === undefined)(
       expect(await migrate({ connectionString: url }, { schema })).toEqual({
         schema,
         fromVersion: 1,
-        toVersion: 2,
-        applied: [2],
+        toVersion: 3,
+        applied: [2, 3],
       });
 
       const storage = postgresStorage({ connectionString: url }, { schema, autoMigrate: false });
@@ -157,6 +157,37 @@ describe.skipIf(postgres === undefined)(
       // Housekeeping removes the placeholder like any revoked grant.
       expect(await storage.deleteExpired(START + 60)).toBeGreaterThan(0);
       expect((await pool.query(`SELECT 1 FROM ${s}.grants WHERE grant_id = 'placeholder'`)).rowCount).toBe(0);
+    });
+
+    it('version 2 to 3: the token indexes by grant become (grant_id, expires_at); one an operator built CONCURRENTLY first is kept', async () => {
+      const v2 = randomSchemaName();
+      try {
+        expect(await migrateSchema(poolExecutor(pool), v2, START, 2)).toMatchObject({ toVersion: 2 });
+        const s = `"${v2}"`;
+        // What docs/storage.md suggests on a large database: build the index without blocking writes.
+        await pool.query(
+          `CREATE INDEX CONCURRENTLY refresh_tokens_grant_id_expires_at_idx ON ${s}.refresh_tokens (grant_id, expires_at)`,
+        );
+        const before = postgresStorage({ pool }, { schema: v2, autoMigrate: false });
+        await expect(before.keys.list()).rejects.toThrow(/version 2, this release needs 3/);
+        expect(await migrate({ pool }, { schema: v2 })).toEqual({
+          schema: v2,
+          fromVersion: 2,
+          toVersion: 3,
+          applied: [3],
+        });
+        const { rows } = await pool.query<{ indexdef: string }>(
+          `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('access_tokens', 'refresh_tokens')
+           AND indexdef LIKE '%grant_id%' ORDER BY indexname`,
+          [v2],
+        );
+        expect(rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
+          'btree (grant_id, expires_at)',
+          'btree (grant_id, expires_at)',
+        ]);
+      } finally {
+        await postgres?.dropSchema(v2);
+      }
     });
   },
 );

@@ -41,7 +41,19 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
     }
     case 'postgres': {
       const { default: pg } = await import('pg');
-      const pool = new pg.Pool({ connectionString: choice.connectionString, max: 10 });
+      // Bounded waits (a connection within 5 s, a statement within 10 s) and TCP keep-alive, so a
+      // database that is down or unreachable fails requests quickly (503) instead of hanging them.
+      const pool = new pg.Pool({
+        connectionString: choice.connectionString,
+        max: 10,
+        connectionTimeoutMillis: 5000,
+        statement_timeout: 10_000,
+        query_timeout: 11_000,
+        keepAlive: true,
+      });
+      // PostgreSQL closing an idle connection (a restart, a failover) emits `error` on the pool:
+      // without a listener that would end the process. The pool has already discarded it.
+      pool.on('error', () => {});
       const data = createSqlDataStore(pool);
       await data.migrate();
       const { postgresStorage } = await import('portcullis/postgres');

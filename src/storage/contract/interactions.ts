@@ -3,6 +3,8 @@
  * user to log in and decide, behind an opaque single-use id.
  * @module
  */
+import type { AuthorizationCodeRecord } from './codes.js';
+import type { ConsentRecord } from './consents.js';
 
 /**
  * The authorization request a pending authorization carries, validated (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
@@ -99,7 +101,40 @@ export interface InteractionBinding {
 }
 
 /**
- * Pending authorizations. One atomic step: {@link InteractionStore.consume}.
+ * What completing a pending authorization with the user's approval writes, all built before the
+ * call: the authorization code it yields and, when consents are remembered, what the user allowed.
+ *
+ * @example
+ * ```ts
+ * import type { InteractionCompletion, Storage } from 'portcullis';
+ *
+ * declare const storage: Storage;
+ * declare const completion: InteractionCompletion;
+ * if (!(await storage.interactions.complete(completion))) console.log('already completed, or expired');
+ * ```
+ * @see RFC 6749 §4.1.2 (the code), §10.12 (single use of the consent form)
+ * @group Storage
+ * @category Inputs and Outcomes
+ */
+export interface InteractionCompletion {
+  /** Hash of the pending authorization's id. */
+  readonly idHash: string;
+  /** The code to store (fresh `codeHash` and `grantId`, not consumed). */
+  readonly code: AuthorizationCodeRecord;
+  /**
+   * What the user allowed, to remember: ADDED to the consent already stored for
+   * `(userId, clientId)` (the union of scopes and of resources, those stored before first, then
+   * the new ones, without duplicates; `createdAt` kept, `updatedAt` replaced), or stored as the
+   * consent when there is none. Absent: consents are left alone.
+   */
+  readonly consent?: ConsentRecord;
+  /** Epoch seconds. */
+  readonly now: number;
+}
+
+/**
+ * Pending authorizations. Two atomic steps: {@link InteractionStore.consume} and
+ * {@link InteractionStore.complete}.
  *
  * @example
  * ```ts
@@ -131,4 +166,16 @@ export interface InteractionStore {
    * every later caller, receive `null`. An expired record is removed all the same and reads `null`.
    */
   consume(idHash: string, now: number): Promise<PendingAuthorizationRecord | null>;
+  /**
+   * ATOMIC, all or nothing: removes the pending authorization `completion.idHash` AND stores
+   * `completion.code` AND remembers `completion.consent` (see {@link InteractionCompletion}), when
+   * the pending authorization exists and `expiresAt > now`: returns true. Otherwise writes nothing
+   * and returns false (unknown, already consumed or completed, expired).
+   *
+   * Of any number of concurrent callers completing the same pending authorization (across
+   * instances for a shared adapter), exactly one gets true, and only its code is stored. One
+   * round trip for the approval of a consent: the server reads the pending authorization
+   * ({@link InteractionStore.get}) to check the form, then completes it with this.
+   */
+  complete(completion: InteractionCompletion): Promise<boolean>;
 }

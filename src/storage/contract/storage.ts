@@ -9,9 +9,12 @@
  *   secrets reach storage only as base64url SHA-256 digests (`*Hash` fields).
  * - **Null versus throw.** A lookup that finds nothing (or finds something expired) returns `null`;
  *   a write that finds nothing to act on returns `false`. Methods throw only on infrastructure
- *   failure (connection lost, constraint violated by a caller bug); the server answers such a
- *   throw with `server_error` (or `temporarily_unavailable`), and a throw from an atomic step
- *   means it did not happen.
+ *   failure (connection lost, constraint violated by a caller bug). Throw (or let through) a
+ *   `StorageUnavailableError` for a transient one (the database is down, restarting or overloaded):
+ *   the server answers it `503 temporarily_unavailable` with `Retry-After`, anything else
+ *   `500 server_error`. A throw from an atomic step means it did not happen, as far as the adapter
+ *   knows: an adapter that lost the answer of a commit finds out whether it happened before
+ *   throwing (the SQL storage retries once and recognises its own writes).
  * - **Records are immutable values.** Adapters return copies or frozen objects; callers never
  *   mutate what they get. Optional fields are absent, never `undefined`.
  * - **Facts, not policy.** The atomic steps report what they found (consumed, rotated at, with
@@ -32,8 +35,8 @@ import type { SigningKeyStore } from './keys.js';
  * The storage interface: one store per aggregate, plus housekeeping. See the module
  * documentation for the conventions every method follows, and `runStorageConformance` in
  * `portcullis/testing` for the executable version of this contract. The atomic steps are
- * {@link InteractionStore.consume}, {@link CodeStore.redeem} and
- * {@link GrantStore.rotateRefreshToken}. docs/storage.md walks through an adapter.
+ * {@link InteractionStore.consume}, {@link InteractionStore.complete}, {@link CodeStore.redeem}
+ * and {@link GrantStore.rotateRefreshToken}. docs/storage.md walks through an adapter.
  *
  * @example
  * ```ts
@@ -64,11 +67,13 @@ export interface Storage {
   readonly keys: SigningKeyStore;
   /**
    * Deletes what has expired by `now`: pending authorizations; codes past their tombstone time
-   * (`expiresAt + CODE_TOMBSTONE_SECONDS`); access and refresh tokens past `expiresAt`; grants
-   * past their absolute expiry, and revoked grants `CODE_TOMBSTONE_SECONDS` after revocation
-   * (with their remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`. Must
-   * not block concurrent requests for long (adapters delete in batches). Returns the number of
-   * records removed.
+   * (`expiresAt + CODE_TOMBSTONE_SECONDS`); access and refresh tokens past `expiresAt` (rotated
+   * refresh tokens included: kept until then, so that their reuse is still detected); grants past
+   * their absolute expiry, grants left without any token whose `expiresAt > now` (nothing can use
+   * them any more), and revoked grants `CODE_TOMBSTONE_SECONDS` after revocation (with their
+   * remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`. Must not block
+   * concurrent requests for long (adapters delete in batches). Returns the number of records
+   * removed.
    */
   deleteExpired(now: number): Promise<number>;
   /** Releases connections and timers. Idempotent. */

@@ -155,6 +155,24 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE UNIQUE INDEX authorization_codes_grant_id_key ON ${s}.authorization_codes (grant_id)`,
     ],
   },
+  {
+    // Schema 3 goes with the housekeeping that deletes a grant together with its last unexpired
+    // token: "does this grant still have a token expiring after now?" becomes one probe of a
+    // (grant_id, expires_at) index instead of a walk over every token the grant ever had (an agent
+    // refreshing every 15 minutes keeps thousands of rotated refresh tokens until they expire).
+    // The new indexes replace the grant_id ones (same prefix: revoking a grant's tokens uses them
+    // as before), so a token insert maintains no more indexes than before. IF NOT EXISTS: on a
+    // large database an operator may build them first with CREATE INDEX CONCURRENTLY (docs/storage.md).
+    // The previous release runs unchanged on this schema.
+    version: 3,
+    name: 'token indexes by grant and expiry',
+    statements: (s) => [
+      `CREATE INDEX IF NOT EXISTS access_tokens_grant_id_expires_at_idx ON ${s}.access_tokens (grant_id, expires_at)`,
+      `DROP INDEX IF EXISTS ${s}.access_tokens_grant_id_idx`,
+      `CREATE INDEX IF NOT EXISTS refresh_tokens_grant_id_expires_at_idx ON ${s}.refresh_tokens (grant_id, expires_at)`,
+      `DROP INDEX IF EXISTS ${s}.refresh_tokens_grant_id_idx`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -226,7 +244,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 2, applied: [1, 2] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 3, applied: [1, 2, 3] }
  * ```
  */
 export async function migrateSchema(

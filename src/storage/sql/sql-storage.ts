@@ -3,6 +3,13 @@
  * is one statement from `./statements.ts`; the atomic steps are conditional writes the database
  * decides, and only the failure paths of a code redemption and a refresh rotation add a read to
  * say why nothing matched.
+ *
+ * A statement whose connection broke (or that lost a serialization race) is tried once more, on
+ * another connection, when that cannot do harm ({@link Retry}): reads and idempotent writes are
+ * repeated; an insert of a fresh random key that meets its own row on the retry succeeded the
+ * first time; the atomic steps are repeated and, when they then find their work done, recognise
+ * their own write (our access token, our successor, our code) so a lost answer is not mistaken for
+ * a replay. Consuming a pending authorization is never repeated: its answer is the record.
  * @module
  */
 import type {
@@ -17,6 +24,7 @@ import type {
 } from '../types.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
 import { LATEST_VERSION, migrateSchema, schemaVersion } from './migrations.js';
+import { type Executed, executeWithRetry, type Retry } from './retry.js';
 import { type StorageStatements, storageStatements } from './statements.js';
 import {
   type AccessTokenRow,
@@ -81,7 +89,10 @@ export class SqlStorage implements Storage {
     this.#settings = settings;
     const sql = storageStatements(settings.schema);
     this.#sql = sql;
-    const rows = <Row>(statement: SqlStatement, params: unknown[]) => this.#rows<Row>(statement, params);
+    const exec = <Row>(statement: SqlStatement, params: unknown[], retry: Retry = 'repeat') =>
+      this.#execute<Row>(statement, params, retry);
+    const rows = async <Row>(statement: SqlStatement, params: unknown[], retry: Retry = 'repeat') =>
+      (await exec<Row>(statement, params, retry)).rows;
     const first = async <Row>(statement: SqlStatement, params: unknown[]) =>
       (await rows<Row>(statement, params))[0];
     const some = async (statement: SqlStatement, params: unknown[]) =>
@@ -89,7 +100,7 @@ export class SqlStorage implements Storage {
 
     this.clients = {
       async create(client) {
-        await rows(sql.createClient, clientsTable.params(client));
+        await exec(sql.createClient, clientsTable.params(client), 'insert');
       },
       async get(clientId, now) {
         const row = await first<ClientRow>(sql.getClient, [clientId, now]);
@@ -101,7 +112,7 @@ export class SqlStorage implements Storage {
 
     this.interactions = {
       async create(pending) {
-        await rows(sql.createPendingAuthorization, pendingAuthorizationsTable.params(pending));
+        await exec(sql.createPendingAuthorization, pendingAuthorizationsTable.params(pending), 'insert');
       },
       async get(idHash, now) {
         const row = await first<PendingRow>(sql.getPendingAuthorization, [idHash, now]);
@@ -118,14 +129,27 @@ export class SqlStorage implements Storage {
       async consume(idHash, now) {
         // DELETE ... RETURNING: of concurrent callers only one gets the row. An expired record is
         // removed all the same, and reported as absent.
-        const row = await first<PendingRow>(sql.consumePendingAuthorization, [idHash]);
+        const [row] = await rows<PendingRow>(sql.consumePendingAuthorization, [idHash], 'never');
         return row === undefined || row.expires_at <= now ? null : pendingAuthorizationsTable.record(row);
+      },
+      async complete({ idHash, code, consent, now }) {
+        const params = [idHash, now, ...authorizationCodesTable.params(code)];
+        const done =
+          consent === undefined
+            ? await exec(sql.completePendingAuthorization, params)
+            : await exec(sql.completePendingAuthorizationWithConsent, [
+                ...params,
+                ...consentsTable.params(consent),
+              ]);
+        if (done.rows.length > 0) return true;
+        // Nothing matched on a repetition: if the first attempt committed, our code is there.
+        return done.uncertain && (await some(sql.codeExists, [code.codeHash]));
       },
     };
 
     this.codes = {
       async create(code) {
-        await rows(sql.createAuthorizationCode, authorizationCodesTable.params(code));
+        await exec(sql.createAuthorizationCode, authorizationCodesTable.params(code), 'insert');
       },
       async get(codeHash, now) {
         const row = await first<CodeRow>(sql.getAuthorizationCode, [codeHash, now]);
@@ -138,14 +162,18 @@ export class SqlStorage implements Storage {
           ...grantsTable.params(grant),
           ...accessTokensTable.params(accessToken),
         ];
-        const redeemed =
+        const done =
           refreshToken === undefined
-            ? await some(sql.redeemCode, params)
-            : await some(sql.redeemCodeWithRefreshToken, [
+            ? await exec(sql.redeemCode, params)
+            : await exec(sql.redeemCodeWithRefreshToken, [
                 ...params,
                 ...refreshTokensTable.params(refreshToken),
               ]);
-        if (redeemed) return { outcome: 'redeemed' };
+        if (done.rows.length > 0) return { outcome: 'redeemed' };
+        // A repetition that found the code consumed: by us, if our access token is stored. (Told
+        // "replayed", the grant would revoke the grant this very call created.)
+        if (done.uncertain && (await some(sql.accessTokenExists, [accessToken.tokenHash])))
+          return { outcome: 'redeemed' };
         // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller,
         // whose commit this new statement sees). consumed_at never reverts, so this cannot
         // contradict the redemption.
@@ -171,7 +199,10 @@ export class SqlStorage implements Storage {
         const row = await first<AccessTokenRow>(sql.getAccessToken, [tokenHash, now]);
         return row === undefined ? null : accessTokensTable.record(row);
       },
-      addAccessToken: (token, now) => some(sql.addAccessToken, [...accessTokensTable.params(token), now]),
+      async addAccessToken(token, now) {
+        const done = await exec(sql.addAccessToken, [...accessTokensTable.params(token), now], 'insert');
+        return done.rows.length > 0 || done.duplicate;
+      },
       revokeAccessToken: (tokenHash, now) => some(sql.revokeAccessToken, [tokenHash, now]),
       async getRefreshToken(tokenHash, now) {
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
@@ -191,12 +222,15 @@ export class SqlStorage implements Storage {
           ...refreshTokensTable.params(successor),
           ...accessTokensTable.params(accessToken),
         ];
-        if (await some(sql.rotateRefreshToken, params)) return { outcome: 'rotated' };
+        const done = await exec(sql.rotateRefreshToken, params);
+        if (done.rows.length > 0) return { outcome: 'rotated' };
         // Nothing matched. Why is read on facts that never revert (rotated_at is set once,
         // revocation is final), so this second statement cannot contradict the first.
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
         if (row === undefined || row.rotated_at === null || row.successor_hash === null)
           return { outcome: 'invalid' };
+        // Rotated to our successor: a first attempt committed and only its answer was lost.
+        if (done.uncertain && row.successor_hash === successor.tokenHash) return { outcome: 'rotated' };
         return {
           outcome: 'already_rotated',
           grantId: row.grant_id,
@@ -223,7 +257,7 @@ export class SqlStorage implements Storage {
         return (await rows<SigningKeyRow>(sql.listSigningKeys, [])).map(signingKeysTable.record);
       },
       async add(key) {
-        await rows(sql.addSigningKey, signingKeysTable.params(key));
+        await exec(sql.addSigningKey, signingKeysTable.params(key), 'insert');
       },
       update: (key) => some(sql.updateSigningKey, signingKeysTable.params(key)),
     };
@@ -252,9 +286,10 @@ export class SqlStorage implements Storage {
     return this.#preparing;
   }
 
-  async #rows<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
+  /** Runs one statement, once more after a transient failure when `retry` allows (see {@link Retry}). */
+  async #execute<Row>(statement: SqlStatement, params: unknown[], retry: Retry): Promise<Executed<Row>> {
     if (!this.#ready) await this.#prepare();
-    return this.#db.query<Row>(statement, params);
+    return executeWithRetry<Row>(this.#db, statement, params, retry);
   }
 
   /** See {@link Storage.deleteExpired}: each statement in batches until a batch comes back short. */
@@ -264,9 +299,11 @@ export class SqlStorage implements Storage {
     for (const statement of this.#sql.deleteExpired) {
       // One short transaction per batch; a short batch means nothing (unlocked) is left.
       for (;;) {
-        const [row] = await this.#rows<{ deleted: number }>(statement, [now, batch]);
+        const [row] = (
+          await this.#execute<{ deleted: number; also?: number }>(statement, [now, batch], 'repeat')
+        ).rows;
         const deleted = row?.deleted ?? 0;
-        removed += deleted;
+        removed += deleted + (row?.also ?? 0);
         if (deleted < batch) break;
       }
     }

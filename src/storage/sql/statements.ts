@@ -87,6 +87,31 @@ export function storageStatements(schema: string) {
     }
     SELECT grant_id FROM g`);
 
+  // Completing a pending authorization, one statement: the DELETE of the pending row is the atomic
+  // step (of concurrent callers one deletes it, the others wait for its lock and then find
+  // nothing); the code, and the consent, are inserted only from the row it returned. A remembered
+  // consent grows: its scopes and resources become the union, stored ones first, in order.
+  // Parameters: $1 id_hash, $2 now, then the code's columns, then the consent's.
+  const codeFirst = 3;
+  const consentFirst = codeFirst + codeCols.length;
+  const union = (column: string) =>
+    `ARRAY(SELECT v FROM unnest(c.${column} || excluded.${column}) WITH ORDINALITY AS u(v, n) GROUP BY v ORDER BY min(n))`;
+  const complete = (withConsent: boolean) =>
+    statement(`WITH done AS (
+      DELETE FROM ${pending} WHERE id_hash = $1 AND expires_at > $2 RETURNING id_hash
+    ), new_code AS (
+      INSERT INTO ${codes} (${codeCols.list()}) SELECT ${codeCols.params(codeFirst)} FROM done
+    )${
+      withConsent
+        ? `, consent AS (
+      INSERT INTO ${consents} AS c (${consentCols.list()}) SELECT ${consentCols.params(consentFirst)} FROM done
+      ON CONFLICT (user_id, client_id) DO UPDATE
+      SET scope = ${union('scope')}, resources = ${union('resources')}, updated_at = excluded.updated_at
+    )`
+        : ''
+    }
+    SELECT 1 AS completed FROM done`);
+
   /** CTEs revoking the active tokens of the grants `grantIds` (an IN list or subquery) names; `$2` is now. */
   const revokeTokensOf = (grantIds: string) => `revoked_access AS (
       UPDATE ${access} SET revoked_at = $2 WHERE grant_id IN (${grantIds}) AND revoked_at IS NULL
@@ -114,6 +139,25 @@ export function storageStatements(schema: string) {
       RETURNING 1
     )
     SELECT count(*)::integer AS deleted FROM d`);
+
+  /**
+   * One batch of expired tokens of `table`, and with them the grants they leave without any
+   * unexpired token (a grant nothing can use any more: no refresh token to refresh with, no
+   * access token to revoke). The foreign keys delete those grants' remaining expired tokens.
+   */
+  const deleteTokenBatch = (table: string) =>
+    statement(`WITH d AS (
+      DELETE FROM ${table} WHERE ctid = ANY (ARRAY (
+        SELECT ctid FROM ${table} WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+      )) AND expires_at <= $1
+      RETURNING grant_id
+    ), emptied AS (
+      DELETE FROM ${grants} g WHERE g.grant_id IN (SELECT grant_id FROM d)
+        AND NOT EXISTS (SELECT 1 FROM ${access} a WHERE a.grant_id = g.grant_id AND a.expires_at > $1)
+        AND NOT EXISTS (SELECT 1 FROM ${refresh} r WHERE r.grant_id = g.grant_id AND r.expires_at > $1)
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM d)::integer AS deleted, (SELECT count(*) FROM emptied)::integer AS also`);
 
   return {
     // ---- clients: $1 client_id ------------------------------------------------------------------
@@ -151,6 +195,10 @@ export function storageStatements(schema: string) {
     consumePendingAuthorization: statement(
       `DELETE FROM ${pending} WHERE id_hash = $1 RETURNING ${pendingCols.list()}`,
     ),
+    /** $1 id_hash, $2 now, then the code's columns */
+    completePendingAuthorization: complete(false),
+    /** $1 id_hash, $2 now, then the code's and the consent's columns */
+    completePendingAuthorizationWithConsent: complete(true),
 
     // ---- authorization codes: $1 code_hash, $2 now ---------------------------------------------
     createAuthorizationCode: insert(codes, codeCols),
@@ -162,6 +210,8 @@ export function storageStatements(schema: string) {
     redeemCode: redeem(false),
     /** now, code_hash, then grant, access token, refresh token columns */
     redeemCodeWithRefreshToken: redeem(true),
+    /** $1 code_hash: whether the code exists (after a lost answer: did our completion commit?). */
+    codeExists: statement(`SELECT 1 AS found FROM ${codes} WHERE code_hash = $1`),
     /** The failure path of a redemption: was the code consumed (a replay)? */
     consumedCode: statement(`SELECT grant_id, consumed_at FROM ${codes}
       WHERE code_hash = $1 AND consumed_at IS NOT NULL AND expires_at > $2::bigint - ${CODE_TOMBSTONE_SECONDS}`),
@@ -200,6 +250,8 @@ export function storageStatements(schema: string) {
     getAccessToken: statement(`SELECT ${accessCols.list('t')}
       FROM ${access} t JOIN ${grants} g ON g.grant_id = t.grant_id
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND g.revoked_at IS NULL`),
+    /** $1 token_hash: whether the access token exists (after a lost answer: did our redemption commit?). */
+    accessTokenExists: statement(`SELECT 1 AS found FROM ${access} WHERE token_hash = $1`),
     /** $1 token_hash, $2 now */
     revokeAccessToken: statement(
       `UPDATE ${access} SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL RETURNING 1`,
@@ -248,8 +300,8 @@ export function storageStatements(schema: string) {
       deleteBatch(pending, 'expires_at <= $1'),
       // Consumed codes outlive their expiry, so that a late replay still revokes the grant.
       deleteBatch(codes, `expires_at <= $1::bigint - ${CODE_TOMBSTONE_SECONDS}`),
-      deleteBatch(access, 'expires_at <= $1'),
-      deleteBatch(refresh, 'expires_at <= $1'),
+      deleteTokenBatch(access),
+      deleteTokenBatch(refresh),
       // Past their absolute expiry, or revoked a while ago (version 1's placeholders included); the
       // foreign keys delete whatever tokens remain.
       deleteBatch(grants, 'expires_at <= $1'),

@@ -45,6 +45,45 @@ export function expirySuite(kit: Kit): void {
     );
 
     kit.test(
+      'a rotated refresh token is kept until its own expiry (its reuse must still be detected), then deleted',
+      async ({ storage }) => {
+        const { grant, refreshToken } = await kit.seedGrant(storage);
+        const rotation = rotationOf(grant, refreshToken);
+        const lasting = {
+          ...rotation,
+          successor: { ...rotation.successor, expiresAt: refreshToken.expiresAt + 10 ** 6 },
+        };
+        expect(await storage.grants.rotateRefreshToken(lasting)).toEqual({ outcome: 'rotated' });
+        await storage.deleteExpired(refreshToken.expiresAt - 1);
+        expect(
+          (await storage.grants.getRefreshToken(refreshToken.tokenHash, refreshToken.expiresAt - 1))
+            ?.rotatedAt,
+        ).toBe(NOW);
+        await storage.deleteExpired(refreshToken.expiresAt);
+        expect(await storage.grants.getRefreshToken(refreshToken.tokenHash, NOW)).toBeNull();
+        expect(
+          await storage.grants.getRefreshToken(lasting.successor.tokenHash, refreshToken.expiresAt),
+        ).not.toBeNull();
+      },
+    );
+
+    kit.test(
+      'a grant left without any unexpired token goes, long before its absolute expiry; one with a live token stays',
+      async ({ storage }) => {
+        const idle = await kit.seedGrant(storage, { expiresAt: NOW + 10 ** 8 });
+        const active = await kit.seedGrant(storage, { expiresAt: NOW + 10 ** 8 });
+        const rotation = rotationOf(active.grant, active.refreshToken);
+        const lasting = { ...rotation, successor: { ...rotation.successor, expiresAt: NOW + 10 ** 7 } };
+        expect(await storage.grants.rotateRefreshToken(lasting)).toEqual({ outcome: 'rotated' });
+        const after = Math.max(idle.accessToken.expiresAt, idle.refreshToken.expiresAt);
+        expect(await storage.deleteExpired(after)).toBeGreaterThan(0);
+        expect(await storage.grants.get(idle.grant.grantId)).toBeNull();
+        expect(await storage.grants.get(active.grant.grantId)).not.toBeNull();
+        expect(await storage.grants.getRefreshToken(lasting.successor.tokenHash, after)).not.toBeNull();
+      },
+    );
+
+    kit.test(
       `a revoked grant stays readable as revoked for ${CODE_TOMBSTONE_SECONDS} s, then goes with its tokens`,
       async ({ storage }) => {
         const { grant, accessToken } = await kit.seedGrant(storage);

@@ -2,7 +2,8 @@
  * The kit's tests of the interactions aggregate (`InteractionStore`): pending authorizations.
  * @module
  */
-import { fixtures, NOW, randomHash } from './fixtures.js';
+import type { ConsentRecord } from '../../storage/types.js';
+import { fixtures, NOW, randomHash, randomId } from './fixtures.js';
 import type { Kit } from './runner.js';
 
 /** Registers the tests of the interactions aggregate. */
@@ -47,6 +48,98 @@ export function interactionsSuite(kit: Kit): void {
       ).toBe(false);
       expect(await storage.interactions.consume(pending.idHash, NOW + 10)).toBeNull();
     });
+
+    kit.test(
+      'complete removes the pending authorization and stores its code, once; a second completion writes nothing',
+      async ({ storage }) => {
+        const pending = fixtures.pending();
+        await storage.interactions.create(pending);
+        const code = fixtures.code({ clientId: pending.request.clientId });
+        expect(await storage.interactions.complete({ idHash: pending.idHash, code, now: NOW })).toBe(true);
+        expect(await storage.interactions.get(pending.idHash, NOW)).toBeNull();
+        expect(await storage.codes.get(code.codeHash, NOW)).toEqual(code);
+        const late = fixtures.code({ clientId: pending.request.clientId });
+        expect(await storage.interactions.complete({ idHash: pending.idHash, code: late, now: NOW })).toBe(
+          false,
+        );
+        expect(await storage.codes.get(late.codeHash, NOW)).toBeNull();
+        expect(await storage.interactions.consume(pending.idHash, NOW)).toBeNull();
+        const unknown = fixtures.code();
+        expect(await storage.interactions.complete({ idHash: randomHash(), code: unknown, now: NOW })).toBe(
+          false,
+        );
+        expect(await storage.codes.get(unknown.codeHash, NOW)).toBeNull();
+      },
+    );
+
+    kit.test(
+      'complete refuses an expired pending authorization (at exactly expiresAt) and writes nothing',
+      async ({ storage }) => {
+        const pending = fixtures.pending({ expiresAt: NOW + 10 });
+        await storage.interactions.create(pending);
+        const userId = randomId('user');
+        const consent = {
+          userId,
+          clientId: pending.request.clientId,
+          scope: ['openid'],
+          resources: [],
+          createdAt: NOW,
+          updatedAt: NOW,
+        };
+        const code = fixtures.code({ userId, clientId: pending.request.clientId });
+        expect(
+          await storage.interactions.complete({ idHash: pending.idHash, code, consent, now: NOW + 10 }),
+        ).toBe(false);
+        expect(await storage.codes.get(code.codeHash, NOW)).toBeNull();
+        expect(await storage.consents.get(userId, pending.request.clientId)).toBeNull();
+      },
+    );
+
+    kit.test(
+      'complete remembers the consent: stored when new, grown (union, earlier entries first, createdAt kept) when one exists, untouched when none is given',
+      async ({ storage }) => {
+        const userId = randomId('user');
+        const clientId = randomId('client');
+        const completeWith = async (consent?: ConsentRecord) => {
+          const pending = fixtures.pending();
+          await storage.interactions.create(pending);
+          const code = fixtures.code({ userId, clientId });
+          const completion = {
+            idHash: pending.idHash,
+            code,
+            now: NOW,
+            ...(consent === undefined ? {} : { consent }),
+          };
+          expect(await storage.interactions.complete(completion)).toBe(true);
+        };
+        const first: ConsentRecord = {
+          userId,
+          clientId,
+          scope: ['openid', 'courses:read'],
+          resources: ['https://as.example/a'],
+          createdAt: NOW,
+          updatedAt: NOW,
+        };
+        await completeWith(first);
+        expect(await storage.consents.get(userId, clientId)).toEqual(first);
+        await completeWith({
+          ...first,
+          scope: ['email', 'openid', 'profile'],
+          resources: ['https://as.example/b', 'https://as.example/a'],
+          createdAt: NOW + 5,
+          updatedAt: NOW + 5,
+        });
+        const grown = {
+          ...first,
+          scope: ['openid', 'courses:read', 'email', 'profile'],
+          resources: ['https://as.example/a', 'https://as.example/b'],
+          updatedAt: NOW + 5,
+        };
+        expect(await storage.consents.get(userId, clientId)).toEqual(grown);
+        await completeWith();
+        expect(await storage.consents.get(userId, clientId)).toEqual(grown);
+      },
+    );
 
     kit.test('consume returns the record once; afterwards it is gone', async ({ storage }) => {
       const pending = fixtures.pending();

@@ -98,6 +98,24 @@ export function racesSuite(kit: Kit): void {
     );
 
     kit.test(
+      `ATOMIC complete: ${n} parallel completions of one pending authorization, exactly one stores its code`,
+      async ({ storage, at }) => {
+        const pending = fixtures.pending();
+        await storage.interactions.create(pending);
+        const codes = Array.from({ length: n }, () => fixtures.code({ clientId: pending.request.clientId }));
+        const results = await Promise.all(
+          codes.map((code, i) => at(i).interactions.complete({ idHash: pending.idHash, code, now: NOW })),
+        );
+        const winners = results.flatMap((done, i) => (done ? [i] : []));
+        expect(winners).toHaveLength(1);
+        for (const [i, code] of codes.entries()) {
+          expect((await at(i + 1).codes.get(code.codeHash, NOW)) !== null).toBe(i === winners[0]);
+        }
+        expect(await storage.interactions.get(pending.idHash, NOW)).toBeNull();
+      },
+    );
+
+    kit.test(
       `ATOMIC rotate: ${r} parallel rotations of one refresh token, exactly one rotates and every other is told it was already rotated, with that successor (RFC 9700 §4.14.2)`,
       async ({ storage, at }) => {
         const { grant, refreshToken } = await kit.seedGrant(storage);
