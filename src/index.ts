@@ -49,6 +49,12 @@ export type {
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
 export { InvalidOptionsError } from './options-schema.js';
 export type {
+  ClientAddressOptions,
+  ClientAddressResolver,
+  TrustProxy,
+} from './protocol/client-address.js';
+export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
+export type {
   GuardRequest,
   GuardRequirement,
   GuardResult,
