@@ -1,12 +1,13 @@
 /**
- * The library's configuration for the course school: the 38 scopes with a per-role `grantable`
- * rule, the session cookie as `authenticate`, our login page as `loginUrl`, claims from our users,
- * the two protected resources (the API and `/mcp`), and Client ID Metadata Documents enabled.
+ * The library's configuration for the course school: the spec's endpoint paths, the 38 scopes with
+ * a per-role `grantable` rule, the session cookie as `authenticate`, our login page as `loginUrl`,
+ * claims from our users, the two protected resources (the API and `/mcp`), Client ID Metadata
+ * Documents, and the client address behind trusted proxies for the library's limits.
  * @module
  */
 import {
   type AuthorizationServer,
-  courseSchoolScopes,
+  type ClientAddressResolver,
   createAuthorizationServer,
   createScopePolicy,
   type Storage,
@@ -17,6 +18,7 @@ import { grantableScopes } from './api/route-table.js';
 import type { DataStore } from './data/store.js';
 import type { RegistrationRules } from './docs/auth-md.js';
 import { LOGIN_PATH } from './pages/login.js';
+import { courseSchoolScopes, SCOPE_NAMES } from './scopes.js';
 
 /** What the authorization server is built from. */
 export interface OAuthDeps {
@@ -27,6 +29,8 @@ export interface OAuthDeps {
   readonly title: string;
   /** Apply the library's default rate limits (per IP, per client) on the OAuth endpoints. */
   readonly rateLimit: boolean;
+  /** The client address behind the trusted proxies: the library's limits count what ours count. */
+  readonly clients: ClientAddressResolver;
 }
 
 /** The server and the facts the generated documents repeat. */
@@ -37,21 +41,32 @@ export interface CourseSchoolOAuth {
   grantable(role: 'owner' | 'student'): ReadonlySet<string>;
 }
 
-/** Creates the authorization server of the course school. */
-export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
-  const supported = courseSchoolScopes.scopes.map((s) => s.name);
+/**
+ * Creates and starts the authorization server of the course school: the one place the library is
+ * created.
+ */
+export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSchoolOAuth> {
   const byRole = {
-    owner: grantableScopes('owner', supported),
-    student: grantableScopes('student', supported),
+    owner: grantableScopes('owner', SCOPE_NAMES),
+    student: grantableScopes('student', SCOPE_NAMES),
   } as const;
   const registration: RegistrationRules = { httpsRedirectUris: false, confidentialClients: true };
 
   const oauth = createAuthorizationServer({
     issuer: deps.issuer,
     storage: deps.storage,
+    // The spec's paths (§4.1): the library's defaults are neutral (`/oauth/token`, ...).
+    paths: {
+      token: '/api/oauth/token',
+      registration: '/api/oauth/register',
+      userinfo: '/api/oauth/userinfo',
+      revocation: '/api/oauth/revoke',
+      introspection: '/api/oauth/introspect',
+    },
     scopePolicy: createScopePolicy({
       registry: courseSchoolScopes,
-      // A student's consent silently drops school-administration scopes (see route-table.ts).
+      // A student cannot grant school-administration scopes (see route-table.ts); the consent
+      // page lists those as not granted.
       async grantable(userId, _client, scope) {
         const user = await deps.data.getUser(userId);
         if (user === null) return [];
@@ -81,6 +96,7 @@ export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
     // One instance counts in memory; instances behind a load balancer would share a store
     // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
     ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
+    clientIp: deps.clients.clientIp,
     async claims(userId, scope) {
       const user = await deps.data.getUser(userId);
       if (user === null) return {};
@@ -96,5 +112,6 @@ export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
     clientIdMetadataDocuments: { enabled: true },
     metadata: { serviceName: deps.title, serviceDocumentation: `${deps.issuer}/auth.md` },
   });
+  await oauth.ready();
   return { oauth, registration, grantable: (role) => byRole[role] };
 }
