@@ -16,13 +16,14 @@ export interface ReverseProxy {
 }
 
 /**
- * Starts a reverse proxy on 127.0.0.1 in front of `upstream` (`http://host:port`). The request goes
- * on unchanged (method, path, headers, body) but for `X-Forwarded-For`, to which the proxy appends
- * its client's address.
+ * Starts a reverse proxy on 127.0.0.1 in front of `upstream` (`http://host:port`, or a function
+ * giving it, for a server started after the proxy whose public URL it is). The request goes on
+ * unchanged (method, path, headers, body) but for `X-Forwarded-For`, to which the proxy appends its
+ * client's address.
  */
-export async function startReverseProxy(upstream: string): Promise<ReverseProxy> {
-  const target = new URL(upstream);
+export async function startReverseProxy(upstream: string | (() => string)): Promise<ReverseProxy> {
   const server: Server = createServer((incoming, outgoing) => {
+    const target = new URL(typeof upstream === 'string' ? upstream : upstream());
     const seen = incoming.socket.remoteAddress ?? '';
     const prior = incoming.headers['x-forwarded-for'];
     const headers = {
