@@ -16,7 +16,7 @@ import { createFetchHandler } from 'portcullis/fetch';
 import { createLoginGuard } from './accounts/login-guard.js';
 import { createSessionManager, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
-import { errorResponse, json } from './api/errors.js';
+import { errorResponse, isRefusal, json } from './api/errors.js';
 import { API_ROUTES } from './api/route-table.js';
 import { createBearerGuard } from './auth/bearer-guard.js';
 import type { AppConfig } from './config.js';
@@ -64,6 +64,27 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
       resolve(server.address() as AddressInfo);
     });
   });
+}
+
+/**
+ * A path served with some methods answers the others `405` with `Allow` (RFC 9110 §15.5.6), not
+ * `404`: registered after every route, this catch-all runs only when no route of the path answered.
+ */
+function answerOtherMethods(app: OpenAPIHono<AppEnv>): void {
+  const methods = new Map<string, string[]>();
+  for (const route of app.routes) {
+    if (route.method === 'ALL' || route.path.includes('*')) continue;
+    const known = methods.get(route.path) ?? [];
+    if (!known.includes(route.method)) methods.set(route.path, [...known, route.method]);
+  }
+  const order = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+  for (const [path, allowed] of methods) {
+    const sorted = allowed.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const allow = [...sorted, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ');
+    app.all(path, () =>
+      json(405, { error: 'method_not_allowed', error_description: `use ${allow}` }, { allow }),
+    );
+  }
 }
 
 /** What the Hono app is made of. */
@@ -152,9 +173,10 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
       services: { data, issuer, now },
     }),
   );
+  answerOtherMethods(app);
   app.notFound(() => json(404, { error: 'not_found', error_description: 'no such resource' }));
   app.onError((error, c) => {
-    console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    if (!isRefusal(error)) console.error(`${c.req.method} ${c.req.path} failed:`, error);
     return errorResponse(error);
   });
   openapi = JSON.stringify(buildOpenApi(app, { discovery, scopes: courseSchoolScopes, title: TITLE }));

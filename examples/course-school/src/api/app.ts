@@ -11,7 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { toResponse } from 'portcullis/fetch';
 import { z } from 'zod';
 import type { BearerGuard } from '../auth/bearer-guard.js';
-import { ApiError, errorResponse, invalidRequest, issuesOf, json } from './errors.js';
+import { ApiError, errorResponse, invalidRequest, isRefusal, issuesOf } from './errors.js';
 import { API_PREFIX, type ApiRoute, type ApiServices, type Caller } from './route.js';
 
 /** Largest JSON body the business API accepts. */
@@ -166,8 +166,7 @@ function validated(c: Context<ApiEnv>, target: 'param' | 'query' | 'json'): unkn
 }
 
 /**
- * Creates the API app: every operation of `routes`, `405` with `Allow` for a known path with
- * another method, and errors in the shape of {@link errorResponse}.
+ * Creates the API app: every operation of `routes`, and errors in the shape of {@link errorResponse}.
  *
  * @param routes - the route table
  * @param deps - the guard and the services handlers use
@@ -179,7 +178,6 @@ export function createApiApp(routes: readonly ApiRoute[], deps: ApiAppDeps): Ope
         throw invalidRequest(issuesOf(WHERE[result.target] ?? result.target, result.error));
     },
   });
-  const methods = new Map<string, string[]>();
   for (const route of routes) {
     const middleware: MiddlewareHandler<ApiEnv>[] = [authorize(deps.guard, route, deps.services)];
     if (route.body?.kind === 'json') {
@@ -205,20 +203,9 @@ export function createApiApp(routes: readonly ApiRoute[], deps: ApiAppDeps): Ope
         services: deps.services,
       });
     });
-    const path = `${API_PREFIX}${route.path}`;
-    methods.set(path, [...(methods.get(path) ?? []), route.method]);
   }
-  // A path that exists with other methods: 405 and Allow (RFC 9110 §15.5.6), not 404.
-  for (const [path, allowed] of methods) {
-    const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ');
-    app.all(path.replaceAll(/\{(\w+)\}/g, ':$1'), () =>
-      json(405, { error: 'method_not_allowed', error_description: `use ${allow}` }, { allow }),
-    );
-  }
-  app.onError((error) => {
-    if (!(error instanceof ApiError) && !(error as { status?: number }).status) {
-      console.error('API request failed:', error);
-    }
+  app.onError((error, c) => {
+    if (!isRefusal(error)) console.error(`${c.req.method} ${c.req.path} failed:`, error);
     return errorResponse(error);
   });
   return app;

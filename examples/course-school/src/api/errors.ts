@@ -108,6 +108,11 @@ const FROM_HONO: Readonly<Record<number, readonly [ApiErrorCode, string]>> = {
   415: ['unsupported_media_type', 'send the body as application/json'],
 };
 
+/** True for the refusals a request can cause (nothing to log); false for failures of the server. */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof ApiError || error instanceof HTTPException;
+}
+
 /** The response for anything thrown. Unknown errors become a 500 whose message is not sent. */
 export function errorResponse(error: unknown): Response {
   if (error instanceof HTTPException) {

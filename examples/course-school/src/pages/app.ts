@@ -20,15 +20,16 @@ export type PagesDeps = LoginDeps & AccountDeps & HomeDeps;
 /** The paths of the pages (the middleware below applies to these only). */
 const PAGES = ['/', '/login', '/logout', '/account', '/account/*'] as const;
 
+/** The paths that take a form. */
+const FORMS = ['/login', '/logout', '/account/apps/revoke'];
+
 /** Creates the pages app. */
 export function createPagesApp(deps: PagesDeps): Hono {
   const app = new Hono();
   const headers = pageHeaders(deps.issuer.startsWith('https:'));
   const sameSite = csrf({ origin: new URL(deps.issuer).origin });
-  for (const path of PAGES) {
-    app.use(path, headers);
-    app.on('POST', path, sameSite);
-  }
+  for (const path of PAGES) app.use(path, headers);
+  app.on('POST', FORMS, sameSite);
   addHomePage(app, deps);
   addLoginPages(app, deps);
   addAccountPages(app, deps);
