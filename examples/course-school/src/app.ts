@@ -1,7 +1,7 @@
 /**
  * Composes the reference server: storage, seed, sessions, the library's authorization server, and
  * one Hono app on `@hono/node-server`: the library (OAuth endpoints and `/.well-known/*`) mounted
- * through `portcullis/fetch`, then the pages, the documents, `/mcp` and the business API.
+ * through its node adapter, then the pages, the documents, `/mcp` and the business API.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -9,10 +9,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type ClientAddressResolver, createClientAddressResolver } from 'portcullis';
-import { createFetchHandler } from 'portcullis/fetch';
+import { toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
 import { createSessionManager, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
@@ -110,15 +111,18 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
 
   const app = new OpenAPIHono<AppEnv>();
 
-  // The library first: its endpoints and documents, through the Fetch adapter. The adapter passes
-  // on the TCP peer; the library's `clientIp` applies the trusted proxies (oauth.ts).
-  const peers = new WeakMap<Request, string>();
-  const library = createFetchHandler(oauth, { remoteAddress: (request) => peers.get(request) });
+  // The library first: its endpoints and documents, through its node adapter on the request and
+  // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
+  // `clientIp` applies the trusted proxies (oauth.ts). Not `portcullis/fetch` here: on Node,
+  // materialising a Fetch `Request` body (undici) costs ~100 µs of CPU per POST, twice the work of a
+  // registration itself (measured: server CPU per registration 2-4x that of this mount), which the
+  // benchmark's targets would not survive. On a Fetch runtime, `createFetchHandler(oauth)` is the
+  // same mount.
+  const library = toNodeHandler(oauth);
   app.use('*', async (c, next) => {
     if (!oauth.matches(c.req.path)) return next();
-    const peer = c.env.incoming.socket.remoteAddress;
-    if (peer !== undefined) peers.set(c.req.raw, peer);
-    return library(c.req.raw);
+    await library(c.env.incoming, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
   });
 
   app.route(
@@ -194,10 +198,15 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     whenReady = resolve;
   });
   const server = createServer(
-    getRequestListener(async (request, env) => {
-      if (app === undefined) await ready;
-      return app!.fetch(request, env);
-    }),
+    getRequestListener(
+      async (request, env) => {
+        if (app === undefined) await ready;
+        return app!.fetch(request, env);
+      },
+      // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
+      // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
+      { autoCleanupIncoming: false },
+    ),
   );
   const address = await listen(server, config.port, config.host);
   const issuer = config.issuer ?? `http://127.0.0.1:${address.port}`;
