@@ -3,7 +3,7 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError, json } from '../../http/response.js';
+import { ApiError, json } from '../errors.js';
 import { type Caller, defineRoute } from '../route.js';
 import { instant, title } from '../schemas.js';
 
@@ -16,7 +16,7 @@ const account = z.object({
 });
 
 function signedIn(caller: Caller) {
-  if (caller.user === null) throw new HttpError('forbidden', 'no signed-in user');
+  if (caller.user === null) throw new ApiError('forbidden', 'no signed-in user');
   return caller.user;
 }
 
@@ -55,7 +55,7 @@ export const accountRoutes = [
     response: { status: 200, description: 'The updated account', schema: account },
     async handler({ caller, body, services }) {
       const user = await services.data.renameUser(signedIn(caller).id, body.name);
-      if (user === null) throw new HttpError('forbidden', 'the account no longer exists');
+      if (user === null) throw new ApiError('forbidden', 'the account no longer exists');
       return json(200, show(user));
     },
   }),
