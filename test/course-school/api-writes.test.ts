@@ -292,6 +292,17 @@ describe('what each user sees', () => {
     expect((await services.data.getUser('usr_grace'))?.name).toBe('Rear Admiral Hopper');
   });
 
+  it('keeps a new name as others will see it: bidi, zero-width and control characters removed, blanks folded', async () => {
+    const renamed = await call(student, 'PATCH', '/account', {
+      body: { name: '  Grace\u202e\u200b   Hopper\n ' },
+    });
+    expect(renamed.body).toMatchObject({ name: 'Grace Hopper' });
+    expect((await services.data.getUser('usr_grace'))?.name).toBe('Grace Hopper');
+    const invisible = await call(student, 'PATCH', '/account', { body: { name: '\u202e\u200b ' } });
+    expect(invisible.status).toBe(400);
+    expect((await services.data.getUser('usr_grace'))?.name).toBe('Grace Hopper');
+  });
+
   it('computes analytics from the records', async () => {
     const summary = await call(owner, 'GET', '/analytics/summary');
     expect(summary.body).toEqual({

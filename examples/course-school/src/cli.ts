@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { hashPassword } from './accounts/passwords.js';
+import { displayName } from './api/schemas.js';
 import { configFromEnv } from './config.js';
 import { openStorage } from './storage.js';
 
@@ -31,7 +32,7 @@ const account = z.object({
     .email()
     .max(254)
     .transform((e) => e.toLowerCase()),
-  name: z.string().trim().min(1).max(100),
+  name: displayName(100),
   role: z.enum(['student', 'owner']),
   password: z.string().min(10, 'the password must have at least 10 characters').max(200),
 });

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiError, json } from '../errors.js';
 import { type Caller, defineRoute } from '../route.js';
-import { instant, title } from '../schemas.js';
+import { displayName, instant } from '../schemas.js';
 
 const account = z.object({
   id: z.string(),
@@ -51,7 +51,7 @@ export const accountRoutes = [
     summary: 'Change the display name of the signed-in user',
     scope: 'account:write',
     access: 'user',
-    body: { kind: 'json', schema: z.strictObject({ name: title(100) }) },
+    body: { kind: 'json', schema: z.strictObject({ name: displayName(100) }) },
     response: { status: 200, description: 'The updated account', schema: account },
     async handler({ caller, body, services }) {
       const user = await services.data.renameUser(signedIn(caller).id, body.name);
