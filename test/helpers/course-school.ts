@@ -8,11 +8,11 @@ import { decodeHtml } from './school-flow.js';
 
 /**
  * Starts a server; `env` overrides the test defaults (`STORAGE=memory`, `PORT=0`), `config` the
- * settings that have no variable (the login limits).
+ * settings that have no variable (the login and connection limits).
  */
 export function startTestServer(
   env: Record<string, string> = {},
-  config: Partial<Pick<AppConfig, 'loginLimits'>> = {},
+  config: Partial<Pick<AppConfig, 'loginLimits' | 'connectionLimits'>> = {},
 ): Promise<CourseSchoolServer> {
   return startCourseSchool({
     ...configFromEnv({ STORAGE: 'memory', PORT: '0', HOST: '127.0.0.1', ...env }),

@@ -13,7 +13,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type ClientAddressResolver, createClientAddressResolver } from 'portcullis';
-import { toNodeHandler } from 'portcullis/node';
+import { hardenServer, toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
 import { createSessionManager, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
@@ -113,11 +113,10 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
 
   // The library first: its endpoints and documents, through its node adapter on the request and
   // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
-  // `clientIp` applies the trusted proxies (oauth.ts). Not `portcullis/fetch` here: on Node,
-  // materialising a Fetch `Request` body (undici) costs ~100 µs of CPU per POST, twice the work of a
-  // registration itself (measured: server CPU per registration 2-4x that of this mount), which the
-  // benchmark's targets would not survive. On a Fetch runtime, `createFetchHandler(oauth)` is the
-  // same mount.
+  // `clientIp` applies the trusted proxies (oauth.ts). On a Fetch runtime, `createFetchHandler(oauth)`
+  // from `portcullis/fetch` is the same mount. (Chosen when the node adapter still bypassed Fetch
+  // `Request`s and the Fetch mount cost 2-4x the server CPU per registration; both adapters now
+  // build on @hono/node-server's request and measure alike: `npm run bench -- --workloads register`.)
   const library = toNodeHandler(oauth);
   app.use('*', async (c, next) => {
     if (!oauth.matches(c.req.path)) return next();
@@ -197,16 +196,21 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
   const ready = new Promise<void>((resolve) => {
     whenReady = resolve;
   });
-  const server = createServer(
-    getRequestListener(
-      async (request, env) => {
-        if (app === undefined) await ready;
-        return app!.fetch(request, env);
-      },
-      // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
-      // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
-      { autoCleanupIncoming: false },
+  // Timeouts for slow clients and a connection cap (config.ts, DEFAULT_CONNECTION_LIMITS): set
+  // before listening, when Node reads how often to enforce them.
+  const server = hardenServer(
+    createServer(
+      getRequestListener(
+        async (request, env) => {
+          if (app === undefined) await ready;
+          return app!.fetch(request, env);
+        },
+        // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
+        // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
+        { autoCleanupIncoming: false },
+      ),
     ),
+    config.connectionLimits,
   );
   const address = await listen(server, config.port, config.host);
   const issuer = config.issuer ?? `http://127.0.0.1:${address.port}`;

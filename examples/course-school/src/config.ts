@@ -4,6 +4,7 @@
  * @module
  */
 import { createClientAddressResolver, type TrustProxy } from 'portcullis';
+import type { HardenServerOptions } from 'portcullis/node';
 import { z } from 'zod';
 
 /** Where the library's records and the server's own data live. */
@@ -32,6 +33,26 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimits = Object.freeze({
   hashQueue: 64,
 });
 
+/**
+ * Connection limits of the HTTP server (the library's `hardenServer`, see `app.ts`); the defaults
+ * suit the deployment this README describes, a TLS proxy or load balancer in front.
+ */
+export type ConnectionLimits = Required<HardenServerOptions>;
+
+/** The defaults of {@link ConnectionLimits}. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  // A client has 10 s for its request line and headers (slowloris), 30 s for the whole request:
+  // the largest bodies we accept (256 KiB on /mcp, 1 MiB on the API) take well under that.
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  // Above the 60 s idle timeout of common proxies and load balancers (nginx's upstream
+  // `keepalive_timeout`, AWS ALB): the proxy, not this server, closes an idle reused connection,
+  // so it never sends a request on a socket being closed (a 502).
+  keepAliveTimeoutMs: 65_000,
+  // Below the usual 1024-descriptor `ulimit -n` minus the database pool (10) and files.
+  maxConnections: 1_000,
+});
+
 /** Everything the server needs to start. */
 export interface AppConfig {
   /** TCP port; 0 picks a free one (tests). */
@@ -51,6 +72,7 @@ export interface AppConfig {
   /** The key that signs session cookies; absent: generated once and kept in the database. */
   readonly sessionSecret: string | undefined;
   readonly loginLimits: LoginLimits;
+  readonly connectionLimits: ConnectionLimits;
 }
 
 const origin = z
@@ -154,5 +176,6 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
     demo: demoMode(e.DEMO, e.ISSUER, e.HOST),
     sessionSecret: e.SESSION_SECRET,
     loginLimits: DEFAULT_LOGIN_LIMITS,
+    connectionLimits: DEFAULT_CONNECTION_LIMITS,
   };
 }
