@@ -63,6 +63,7 @@ export interface ClientAddressOptions {
  * clients.address('10.0.0.2', '198.51.100.4'); // '198.51.100.4'
  * clients.key('10.0.0.2', '2001:db8:1:2:3:4:5:6'); // '2001:db8:1:2::/64'
  * ```
+ * @see RFC 7239 §5.2 (the node list of forwarded requests); RFC 6177 (/64 per site)
  * @group Rate Limiting
  */
 export interface ClientAddressResolver {
