@@ -25,6 +25,7 @@ export {
 } from './sqlite/database.js';
 export type { SqliteDriverName, SqliteRunResult, SqliteValue } from './sqlite/driver.js';
 export { SqliteBusyError, SqliteUnavailableError } from './sqlite/errors.js';
+export { type ImportReport, importPostgresStorage, type PostgresSource } from './sqlite/import.js';
 
 /**
  * Options of {@link sqliteStorage}: where the database is (a data directory, a file, or a

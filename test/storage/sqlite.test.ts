@@ -7,8 +7,10 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isOAuthError } from '../../src/core/errors.js';
+import { pgliteStorage } from '../../src/storage/pglite.js';
 import { openDatabaseImpl, SQLITE_FILE_NAME } from '../../src/storage/sqlite/database.js';
 import { SqliteUnavailableError } from '../../src/storage/sqlite/errors.js';
 import {
@@ -17,7 +19,7 @@ import {
   SQLITE_MIGRATIONS,
   sqliteSchemaVersion,
 } from '../../src/storage/sqlite/schema.js';
-import { openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
+import { importPostgresStorage, openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { RefreshTokenRecord, Storage } from '../../src/storage/types.js';
 import {
   fixtures,
@@ -301,4 +303,76 @@ describe('SQLite storage', () => {
     expect(() => sqliteStorage({ dataDir: scratch.dir, busyTimeoutMs: -1 })).toThrow(RangeError);
     expect(() => sqliteStorage({ dataDir: scratch.dir, deleteBatchSize: 0 })).toThrow(TypeError);
   });
+});
+
+describe('moving from PGlite (docs/storage.md, "Moving from PGlite")', () => {
+  it('copies every aggregate from a PGlite storage into a new SQLite file, where every token keeps working', async () => {
+    const pglite = await PGlite.create();
+    const source = pgliteStorage({ pglite });
+    const client = fixtures.client({ secretHash: 'c2VjcmV0', expiresAt: NOW + 3600 });
+    await source.clients.create(client);
+    const pending = fixtures.pending({ userId: 'user-1', csrfHash: 'csrf' });
+    await source.interactions.create(pending);
+    const unused = fixtures.code();
+    await source.codes.create(unused);
+    const used = fixtures.code({ clientId: client.clientId });
+    await source.codes.create(used);
+    const grant = fixtures.grantOf(used);
+    const accessToken = fixtures.accessToken(grant);
+    const refreshToken = fixtures.refreshToken(grant);
+    await source.codes.redeem({ codeHash: used.codeHash, grant, accessToken, refreshToken, now: NOW });
+    const rotation = rotationOf(grant, refreshToken, NOW + 5, 'sealed');
+    await source.grants.rotateRefreshToken(rotation);
+    const consent = {
+      userId: grant.userId,
+      clientId: client.clientId,
+      scope: ['openid'],
+      resources: [],
+      createdAt: NOW,
+      updatedAt: NOW,
+    };
+    await source.consents.save(consent);
+    const keys = [
+      fixtures.signingKey({ createdAt: NOW }),
+      fixtures.signingKey({ createdAt: NOW, alg: 'RS256' }),
+    ];
+    for (const key of keys) await source.keys.add(key);
+
+    const db = await openSqliteDatabase({ path: scratch.file('imported.sqlite') });
+    try {
+      expect(await importPostgresStorage(pglite, db)).toEqual({
+        clients: 1,
+        pendingAuthorizations: 1,
+        codes: 2,
+        grants: 1,
+        accessTokens: 2,
+        refreshTokens: 2,
+        consents: 1,
+        signingKeys: 2,
+      });
+      const target = sqliteStorage({ database: db });
+      expect(await target.clients.get(client.clientId, NOW)).toEqual(client);
+      expect(await target.interactions.get(pending.idHash, NOW)).toEqual(pending);
+      expect(await target.codes.get(unused.codeHash, NOW)).toEqual(unused);
+      expect(await target.codes.get(used.codeHash, NOW)).toEqual({ ...used, consumedAt: NOW });
+      expect(await target.grants.get(grant.grantId)).toEqual(grant);
+      expect(await target.grants.getAccessToken(rotation.accessToken.tokenHash, NOW + 5)).toEqual(
+        rotation.accessToken,
+      );
+      // The rotated token is still recognised (a retry within the grace window, or a reuse).
+      expect((await target.grants.rotateRefreshToken(rotationOf(grant, refreshToken, NOW + 6))).outcome).toBe(
+        'already_rotated',
+      );
+      expect(await target.grants.getRefreshToken(rotation.successor.tokenHash, NOW + 6)).toEqual(
+        rotation.successor,
+      );
+      expect(await target.consents.get(consent.userId, consent.clientId)).toEqual(consent);
+      expect((await target.keys.list()).map((k) => k.kid)).toEqual(keys.map((k) => k.kid));
+      // Only into an empty storage: a second import would mix two histories.
+      await expect(importPostgresStorage(pglite, db)).rejects.toThrow(/already holds storage data/);
+    } finally {
+      db.close();
+      await pglite.close();
+    }
+  }, 60_000);
 });
