@@ -176,6 +176,7 @@ describe('moving from PGlite, the embedded default before SQLite', () => {
     // Started again with the variable still set: the import is not repeated.
     const later = await startServerProcess({ PORT: port, DATA_DIR: sqliteDir, PGLITE_IMPORT_DIR: pgliteDir });
     expect(later.stdout()).not.toContain('imported from');
+    expect(await publishedKids(later.base)).toEqual(kids);
     expectCleanExit(await later.stop('SIGTERM'), `SQLite ${join(sqliteDir, 'portcullis.sqlite')}`);
   });
 });
