@@ -56,7 +56,7 @@ const form = (body: Record<string, string>) => ({
   body: new URLSearchParams(body),
 });
 
-async function register(site: Site): Promise<string> {
+export async function register(site: Site): Promise<string> {
   const response = await fetch(`${site.base}/api/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -74,7 +74,7 @@ async function register(site: Site): Promise<string> {
 }
 
 /** Authorize, consent page, Allow: the code of the redirect. */
-async function authorizeCode(site: Site, clientId: string, cookie: string): Promise<AckedCode> {
+export async function authorizeCode(site: Site, clientId: string, cookie: string): Promise<AckedCode> {
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
     response_type: 'code',
