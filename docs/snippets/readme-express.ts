@@ -8,7 +8,7 @@ declare function currentUser(cookie: string | undefined): { id: string; signedIn
 
 const oauth = createAuthorizationServer({
   issuer: 'http://127.0.0.1:3000',
-  storage: memoryStorage(), // tests and demos; PostgreSQL or PGlite in production
+  storage: memoryStorage(), // tests and demos; SQLite (one host) or PostgreSQL in production
   scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
   // Who is signed in, from your own session cookie; null sends the browser to loginUrl.
   authenticate: (request) => {
