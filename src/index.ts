@@ -5,6 +5,7 @@
  * @module portcullis
  */
 
+export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 export type { ClientIdUrl } from './cimd/client-id.js';
 export type { ClientMetadataDocumentProblem } from './cimd/errors.js';
 export { ClientMetadataDocumentError, isClientMetadataDocumentError } from './cimd/errors.js';
@@ -27,28 +28,25 @@ export { isOAuthError, OAuthError } from './core/errors.js';
 export type { AuthorizationServerEvent, EventListener } from './core/events.js';
 export type { OAuthRequest, OAuthResponse } from './core/http.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
+export type { AuthorizedApp } from './grant-management.js';
 export type {
-  AuthenticatedUser,
   AuthorizationServerOptions,
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
-  ConsentPageContext,
   EndpointPaths,
   IntrospectionCaller,
   IntrospectionOptions,
   KeyOptions,
-  LoginRedirectContext,
   MetadataOptions,
   ProtectedResourceOptions,
   RegistrationOptions,
   StaticClientOptions,
   TokenOptions,
-  UserClaims,
   UserinfoOptions,
 } from './options.js';
-export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS } from './options.js';
-export { InvalidOptionsError } from './options-schema.js';
+export { InvalidOptionsError } from './options.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
 export type {
   GuardRequest,
@@ -67,13 +65,16 @@ export type {
   VerifiedAccessToken,
 } from './resource-server/verifier.js';
 export { introspectionVerifier, jwksVerifier, storageVerifier } from './resource-server/verifier.js';
+export type { AuthorizationServerHandlers, Handler } from './router.js';
 export type { ConsentContext, ScopePolicy, ScopePolicyOptions } from './scopes/policy.js';
 export { createScopePolicy } from './scopes/policy.js';
 export type { ScopeDefinition, ScopeRegistry } from './scopes/registry.js';
-export { courseSchoolScopes, defineScopes, oidcScopes } from './scopes/registry.js';
-export type { AuthorizationServer, AuthorizationServerHandlers, AuthorizedApp, Handler } from './server.js';
+export { defineScopes, oidcScopes } from './scopes/registry.js';
+export type { AuthorizationServer } from './server.js';
 export { createAuthorizationServer } from './server.js';
 export type { ClientResolver } from './server-context.js';
+export type { StartupErrorCode } from './startup.js';
+export { StartupError } from './startup.js';
 export { memoryStorage } from './storage/memory.js';
 export type {
   AccessTokenRecord,

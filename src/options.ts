@@ -1,91 +1,513 @@
 /**
- * Options of {@link createAuthorizationServer} and their defaults. Their validation is in
- * `options-schema.ts`: invalid options fail at start-up with an error that names the option.
+ * Options of {@link createAuthorizationServer}: one zod schema is the source of truth for their
+ * types (`z.input`), the configuration they resolve to (`z.output`), and every bound; it applies
+ * every default from {@link DEFAULTS} (`defaults.ts`). Each option's documentation sits on its
+ * schema property, and the public types below inherit it (hovers and the API reference show it).
+ * Invalid options fail with an {@link InvalidOptionsError} naming each of them. The building
+ * blocks (URLs, paths, durations, messages) are in `option-checks.ts`; what the host's callbacks
+ * receive is in `callbacks.ts`.
  * @module
  */
+import { z } from 'zod';
+import type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 import type { HostLookup, MetadataFetcher } from './cimd/fetcher.js';
-import type { Clock, Logger } from './core/context.js';
-import type { RandomSource } from './core/crypto.js';
+import { type Clock, type Logger, silentLogger } from './core/context.js';
+import { type RandomSource, secureRandom } from './core/crypto.js';
 import type { EventListener } from './core/events.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
 import type { RateLimiter } from './core/rate-limit.js';
-import type { ScopePolicy } from './scopes/policy.js';
-import type { ClientMetadata, ClientRecord, Storage } from './storage/types.js';
+import { DEFAULTS } from './defaults.js';
+import {
+  because,
+  fn,
+  implementing,
+  list,
+  optionMessages,
+  path,
+  positiveSeconds,
+  seconds,
+  signingAlg,
+  unlessNormalForm,
+  webUrl,
+} from './option-checks.js';
+import { parseAddressRange } from './protocol/ip-address.js';
+import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
+import { createScopePolicy, type ScopePolicy } from './scopes/policy.js';
+import { missingStorageMethods } from './storage/shape.js';
+import type { ClientMetadata, Storage } from './storage/types.js';
+
+// What the host's callbacks receive, and the defaults, are part of the options' public surface.
+export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
+
+// ---- the schema ------------------------------------------------------------------------------------
+
+const pathsSchema = z.strictObject({
+  /** Authorization endpoint (GET and POST). */
+  authorization: path.default(DEFAULTS.paths.authorization),
+  /** Where the consent form posts the user's decision. */
+  authorizationDecision: path.default(DEFAULTS.paths.authorizationDecision),
+  /** Token endpoint. */
+  token: path.default(DEFAULTS.paths.token),
+  /** Dynamic client registration (RFC 7591). */
+  registration: path.default(DEFAULTS.paths.registration),
+  /** OIDC UserInfo. */
+  userinfo: path.default(DEFAULTS.paths.userinfo),
+  /** Token revocation (RFC 7009). */
+  revocation: path.default(DEFAULTS.paths.revocation),
+  /** Token introspection (RFC 7662). */
+  introspection: path.default(DEFAULTS.paths.introspection),
+  /** The public JWK Set. */
+  jwks: path.default(DEFAULTS.paths.jwks),
+});
+
+const resourceSchema = z.strictObject({
+  /** The resource identifier: an absolute https URL (http only on loopback), no fragment. */
+  resource: webUrl('a resource identifier', { allowQuery: true }),
+  /** Scopes advertised for it in its protected-resource metadata. Default: every supported scope. */
+  scopes: list(z.string()).optional(),
+  /** `resource_name` of the metadata. */
+  name: z.string().max(200).optional(),
+  /** `resource_documentation` of the metadata. */
+  documentation: webUrl('resource documentation', { allowQuery: true }).optional(),
+});
+
+const registrationSchema = z.strictObject({
+  /** Serve the registration endpoint. */
+  enabled: z.boolean().default(DEFAULTS.registration.enabled),
+  /**
+   * Called with the validated metadata before a client is stored; throw an {@link OAuthError} to
+   * refuse (e.g. `invalid_token` with 401 to require an initial access token, RFC 7591 §3).
+   */
+  policy:
+    fn<
+      (context: { readonly request: OAuthRequest; readonly metadata: ClientMetadata }) => void | Promise<void>
+    >('context => void').optional(),
+  /** Accept `https` redirect URIs at registration; by default loopback only (RFC 8252 §7.3). */
+  allowHttpsRedirectUris: z.boolean().default(DEFAULTS.registration.allowHttpsRedirectUris),
+  /** Accept confidential clients (`client_secret_post`, and Basic where enabled). */
+  allowConfidentialClients: z.boolean().default(DEFAULTS.registration.allowConfidentialClients),
+  /** A client that never completes a token request is deleted after this many seconds; 0 keeps it. */
+  unusedClientTtlSeconds: seconds.default(DEFAULTS.registration.unusedClientTtlSeconds),
+  /** Maximum number of `redirect_uris`. */
+  maxRedirectUris: z.number().int().min(1).max(100).default(DEFAULTS.registration.maxRedirectUris),
+});
+
+const staticClientSchema = z
+  .strictObject({
+    /** The `client_id`. */
+    clientId: z.string().min(1).max(200),
+    /** For confidential clients; hashed at start-up, never kept. */
+    clientSecret: z.string().min(16).optional(),
+    /** Exact redirect URIs: loopback (any port matches) or https. */
+    redirectUris: list(z.string().max(2000), 1),
+    /** Name shown on the consent page. */
+    clientName: z.string().max(200).optional(),
+    /** Space-separated scopes the client may request. Default: any scope the policy supports. */
+    scope: z.string().optional(),
+    /**
+     * Default `client_secret_post` with a secret, `none` without; `client_secret_basic` needs
+     * the `clientSecretBasic` option.
+     */
+    tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+  })
+  .superRefine((client, ctx) => {
+    client.redirectUris.forEach((uri, index) => {
+      const problem = checkRegisteredRedirectUri(uri, true);
+      if (problem !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['redirectUris', index], message: `${uri}: ${problem}` });
+      }
+    });
+    const method = client.tokenEndpointAuthMethod;
+    if (method !== undefined && (method === 'none') !== (client.clientSecret === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tokenEndpointAuthMethod'],
+        message: 'a client secret goes with a secret auth method, and only then',
+      });
+    }
+  });
+
+const tokensSchema = z.strictObject({
+  /** Authorization code lifetime in seconds (RFC 6749 §4.1.2 caps it at 10 minutes). */
+  codeTtlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(600, because('RFC 6749 §4.1.2'))
+    .default(DEFAULTS.tokens.codeTtlSeconds),
+  /** Access token lifetime in seconds: short, because a JWKS-only resource server cannot see revocations. */
+  accessTokenTtlSeconds: positiveSeconds.default(DEFAULTS.tokens.accessTokenTtlSeconds),
+  /** Refresh token idle lifetime in seconds: each rotation starts it again. */
+  refreshTokenIdleTtlSeconds: positiveSeconds.default(DEFAULTS.tokens.refreshTokenIdleTtlSeconds),
+  /** Absolute lifetime of a grant in seconds: no refresh after it. */
+  grantTtlSeconds: positiveSeconds.default(DEFAULTS.tokens.grantTtlSeconds),
+  /** ID token lifetime in seconds. */
+  idTokenTtlSeconds: positiveSeconds.default(DEFAULTS.tokens.idTokenTtlSeconds),
+  /** How long a user has to log in and decide, in seconds. */
+  pendingAuthorizationTtlSeconds: positiveSeconds.default(DEFAULTS.tokens.pendingAuthorizationTtlSeconds),
+  /** `jwt` (RFC 9068) or `opaque`. */
+  accessTokenFormat: z.enum(['jwt', 'opaque']).default(DEFAULTS.tokens.accessTokenFormat),
+  /**
+   * Seconds during which presenting an already rotated refresh token again (same client) returns
+   * the same successor instead of revoking the grant: a retry after a lost response, or agents
+   * refreshing in parallel. 0 turns it off.
+   */
+  refreshGraceSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(60, because('a grace is for retries, not reuse'))
+    .default(DEFAULTS.tokens.refreshGraceSeconds),
+  /** Issue a new ID token on refresh (OIDC Core §12.2 makes it optional). */
+  idTokenOnRefresh: z.boolean().default(DEFAULTS.tokens.idTokenOnRefresh),
+});
+
+const privateJwkSchema = z
+  .record(z.string(), z.unknown())
+  .readonly()
+  .superRefine((jwk, ctx) => {
+    if (jwk.alg !== 'RS256' && jwk.alg !== 'ES256')
+      ctx.addIssue({ code: 'custom', path: ['alg'], message: 'every key needs alg RS256 or ES256' });
+    if (typeof jwk.d !== 'string')
+      ctx.addIssue({ code: 'custom', path: ['d'], message: 'every key must be private (have d)' });
+  });
+
+const keysSchema = z
+  .strictObject({
+    /**
+     * Private JWKs to sign with, each with `alg` (and `kid`, or one is computed). When given, keys
+     * are not generated nor read from storage.
+     */
+    privateJwks: list(privateJwkSchema, 1).optional(),
+    /** Default algorithm of ID tokens (clients may register another). */
+    idTokenAlg: signingAlg.default(DEFAULTS.keys.idTokenAlg),
+    /** Algorithm of JWT access tokens. ES256 is about seven times cheaper to sign than RS256. */
+    accessTokenAlg: signingAlg.default(DEFAULTS.keys.accessTokenAlg),
+    /** How often an instance re-reads the key set from storage, to pick up rotations, in seconds. */
+    refreshIntervalSeconds: positiveSeconds.default(DEFAULTS.keys.refreshIntervalSeconds),
+  })
+  .superRefine((keys, ctx) => {
+    if (keys.privateJwks === undefined) return;
+    for (const option of ['idTokenAlg', 'accessTokenAlg'] as const) {
+      if (!keys.privateJwks.some((jwk) => jwk.alg === keys[option])) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['privateJwks'],
+          message: `no ${keys[option]} key (${option})`,
+        });
+      }
+    }
+  });
+
+const introspectionCallerSchema = z.strictObject({
+  /** The id it authenticates with (`client_secret_basic` or `client_secret_post`). */
+  clientId: z.string().min(1),
+  /** The secret it authenticates with (hashed at start-up, never kept). */
+  clientSecret: z.string().min(16),
+  /** The resources whose tokens it may see. */
+  resources: list(z.string(), 1),
+});
+
+const introspectionSchema = z.strictObject({
+  /** Serve the introspection endpoint. */
+  enabled: z.boolean().default(DEFAULTS.introspection.enabled),
+  /** Resource servers that may introspect tokens whose audience includes one of their resources. */
+  callers: list(introspectionCallerSchema).default(DEFAULTS.introspection.callers),
+});
+
+const userinfoSchema = z.strictObject({
+  /**
+   * Resources (from `resources`) whose access tokens UserInfo accepts besides tokens for the issuer
+   * itself. Default: none, so a token issued only for another resource server, which could replay
+   * it, gets `401 invalid_token`. Add a resource only if its server is yours.
+   */
+  audiences: list(z.string()).default(DEFAULTS.userinfo.audiences),
+});
+
+const consentSchema = z.strictObject({
+  /** Replace the built-in page. Return HTML (sent with the library's security headers) or a whole response. */
+  render:
+    fn<(context: ConsentPageContext) => string | OAuthResponse | Promise<string | OAuthResponse>>(
+      'context => html',
+    ).optional(),
+  /** Remember consent per user and client, so the scope policy may skip the page. */
+  remember: z.boolean().default(DEFAULTS.consent.remember),
+});
+
+const cimdDefaults = DEFAULTS.clientIdMetadataDocuments;
+
+const cimdCacheSchema = z
+  .strictObject({
+    /** Lifetime of a valid document served without `Cache-Control: max-age`, in seconds. */
+    defaultTtlSeconds: seconds.default(cimdDefaults.cache.defaultTtlSeconds),
+    /** A positive `max-age` below this is raised to it, in seconds. */
+    minTtlSeconds: seconds.default(cimdDefaults.cache.minTtlSeconds),
+    /** A `max-age` above this is lowered to it, so a changed document is seen within it, in seconds. */
+    maxTtlSeconds: seconds.default(cimdDefaults.cache.maxTtlSeconds),
+    /** The most documents kept (least recently used evicted first); 0 disables caching. */
+    maxEntries: z.number().int().min(0).max(1_000_000).default(cimdDefaults.cache.maxEntries),
+  })
+  .refine(
+    (cache) => cache.minTtlSeconds <= cache.maxTtlSeconds,
+    'minTtlSeconds must not exceed maxTtlSeconds',
+  );
+
+const cimdSchema = z.strictObject({
+  /** Accept `https` client ids that point at a metadata document. */
+  enabled: z.boolean().default(cimdDefaults.enabled),
+  /** Total time for resolving, connecting and reading a document, in milliseconds. */
+  timeoutMs: z.number().int().min(100).max(60_000).default(cimdDefaults.timeoutMs),
+  /** Time to connect and finish the TLS handshake, in milliseconds (default fetcher). */
+  connectTimeoutMs: z.number().int().min(100).max(60_000).default(cimdDefaults.connectTimeoutMs),
+  /** Largest document accepted, in bytes (draft §6.6 recommends 5 KB). */
+  maxBytes: z
+    .number()
+    .int()
+    .min(512)
+    .max(1024 * 1024)
+    .default(cimdDefaults.maxBytes),
+  /** Most `redirect_uris` a document may list. */
+  maxRedirectUris: z.number().int().min(1).max(100).default(cimdDefaults.maxRedirectUris),
+  /**
+   * Most documents fetched at once; beyond it, a request that needs a fetch gets `503
+   * temporarily_unavailable` with `Retry-After`, so strangers cannot make the server hold hundreds
+   * of outbound sockets.
+   */
+  maxConcurrentFetches: z.number().int().min(1).max(1000).default(cimdDefaults.maxConcurrentFetches),
+  /**
+   * Most fetches per host name (any port) and minute; beyond it, `503 temporarily_unavailable`.
+   * Documents that were valid before are not counted, so junk naming other URLs of a host cannot
+   * keep its real clients out.
+   */
+  hostFetchesPerMinute: z.number().int().min(1).max(100_000).default(cimdDefaults.hostFetchesPerMinute),
+  /**
+   * How long a failed fetch is remembered (its error answered without fetching), per URL and, when
+   * no response came back, per host, in seconds; 0 remembers nothing. A remembered failure is not a
+   * cached document: a fixed document is fetched once it expires.
+   */
+  failureCacheSeconds: seconds.max(3600).default(cimdDefaults.failureCacheSeconds),
+  /** Cache bounds. */
+  cache: cimdCacheSchema.prefault({}),
+  /**
+   * When set, only documents on these hosts are accepted: exact host names, or `*.example.com` for
+   * any name below `example.com`. Default: any host with a public address.
+   */
+  allowedHosts: list(
+    z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name or *.suffix'),
+  ).optional(),
+  /**
+   * Special-use address ranges (CIDR or single addresses) that may be fetched anyway, e.g. an
+   * intranet host or a test server on loopback. Default: none; every RFC 6890 range is refused.
+   */
+  allowSpecialUseAddresses: list(
+    z.string().refine((v) => parseAddressRange(v) !== undefined, 'must be an IP address or CIDR range'),
+  ).optional(),
+  /** Resolves host names for the default fetcher. Default: the system resolver (`dns.lookup`). */
+  lookup: fn<HostLookup>('hostname => Promise<addresses>').optional(),
+  /** PEM certificates the default fetcher trusts instead of Node's roots (tests, private PKI). Default: Node's roots. */
+  ca: z.union([z.string(), list(z.string())]).optional(),
+  /** `User-Agent` of the default fetcher. */
+  userAgent: z.string().min(1).max(200).default(cimdDefaults.userAgent),
+  /**
+   * Replaces the default `node:https` fetcher (Workers, an egress proxy, tests). It must honour the
+   * {@link MetadataFetcher} contract: no redirects, vetted addresses, size and time limits.
+   * Default: `createNodeMetadataFetcher` with the options above.
+   */
+  fetcher: fn<MetadataFetcher>('request => Promise<response>').optional(),
+});
+
+const metadataSchema = z.strictObject({
+  /** `service_documentation`. */
+  serviceDocumentation: webUrl('serviceDocumentation', { allowQuery: true }).optional(),
+  /** `ui_locales_supported`. */
+  uiLocalesSupported: list(
+    z.string().regex(/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/, 'must be a BCP 47 tag'),
+  ).optional(),
+  /** `op_policy_uri`. */
+  policyUri: webUrl('policyUri', { allowQuery: true }).optional(),
+  /** `op_tos_uri`. */
+  tosUri: webUrl('tosUri', { allowQuery: true }).optional(),
+  /** Name shown on the library's HTML pages. */
+  serviceName: z.string().min(1).max(100).default(DEFAULTS.metadata.serviceName),
+});
+
+/** The schema of {@link AuthorizationServerOptions} (exported for the test that checks the guide). */
+export const optionsSchema = z
+  .strictObject({
+    /**
+     * The issuer identifier (RFC 8414 §2): an https URL without query, fragment or trailing slash,
+     * written in normal form (lower-case scheme and host, no default port, no user info);
+     * `http://127.0.0.1:<port>` / `http://localhost:<port>` are accepted for local development.
+     * Every advertised URL is built from it, never from the Host header.
+     */
+    issuer: webUrl('the issuer', { allowQuery: false })
+      .refine((v) => !v.endsWith('/'), 'the issuer must not end with /')
+      .superRefine((value, ctx) => {
+        // Endpoint URLs are built from the parsed origin and path, and clients compare `iss` as a
+        // string (RFC 8414 §3.3): the issuer must be written exactly as it parses.
+        const normal = unlessNormalForm(value);
+        if (normal !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `the issuer must be written in normal form (lower-case scheme and host, no default port, user info or dot segments): ${normal}`,
+          });
+        }
+      }),
+    /** Where clients, codes, grants, tokens and keys live. */
+    storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
+      error: (issue) =>
+        `must implement the Storage interface (missing ${missingStorageMethods(issue.input).join(', ')}; docs/storage.md)`,
+    }),
+    /** Scopes and consent rules. Default: `createScopePolicy()` (the OIDC scopes only). */
+    scopePolicy: z
+      .custom<ScopePolicy>(
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          Array.isArray((v as ScopePolicy).supported) &&
+          typeof (v as ScopePolicy).describe === 'function' &&
+          typeof (v as ScopePolicy).filterRequested === 'function',
+        { error: 'must implement the ScopePolicy interface (createScopePolicy builds one)' },
+      )
+      .default(() => createScopePolicy()),
+    /** The resources tokens may be for. Default: the issuer itself. The first is the default audience. */
+    resources: list(resourceSchema, 1).optional(),
+    /** Endpoint paths, relative to the issuer; any left out keep their default ({@link DEFAULT_PATHS}). */
+    paths: pathsSchema.prefault({}),
+    /** Who is signed in, read from the request (a session cookie). Required for the authorization endpoint. */
+    authenticate:
+      fn<(request: OAuthRequest) => AuthenticatedUser | null | Promise<AuthenticatedUser | null>>(
+        'request => user | null',
+      ).optional(),
+    /** Where to send a browser that must log in: a URL (gets `return_to`) or a function returning one. */
+    loginUrl: z
+      .union([
+        z
+          .string()
+          .refine((v) => v.startsWith('/') || /^https?:\/\//.test(v), 'must be a path or an http(s) URL'),
+        fn<(context: LoginRedirectContext) => string>('context => url'),
+      ])
+      .optional(),
+    /**
+     * Claims of a user for the granted scopes, released at UserInfo (ID tokens carry only `sub` and
+     * protocol claims). Default: only `sub`.
+     */
+    claims:
+      fn<(userId: string, scope: readonly string[]) => UserClaims | Promise<UserClaims>>(
+        '(userId, scope) => claims',
+      ).optional(),
+    /** Dynamic client registration (RFC 7591). */
+    registration: registrationSchema.prefault({}),
+    /** Clients configured by the host. */
+    clients: list(staticClientSchema).optional(),
+    /** Offer `client_secret_basic` besides `client_secret_post`. */
+    clientSecretBasic: z.boolean().default(DEFAULTS.clientSecretBasic),
+    /** Lifetimes and formats. */
+    tokens: tokensSchema.prefault({}),
+    /** Signing keys. */
+    keys: keysSchema.prefault({}),
+    /** Token introspection (RFC 7662). */
+    introspection: introspectionSchema.prefault({}),
+    /** The UserInfo endpoint: which token audiences it accepts (OIDC Core §5.3). */
+    userinfo: userinfoSchema.prefault({}),
+    /** Consent page and memory. */
+    consent: consentSchema.prefault({}),
+    /** Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document-01). */
+    clientIdMetadataDocuments: cimdSchema.prefault({}),
+    /** Rate limiting; none by default. */
+    rateLimiter: implementing<RateLimiter>('RateLimiter', ['consume']).optional(),
+    /** The client IP used for rate limiting. Default: the adapter's peer address. */
+    clientIp: fn<(request: OAuthRequest) => string | undefined>('request => ip').default(
+      () => (request: OAuthRequest) => request.remoteAddress,
+    ),
+    /** Audit events. */
+    onEvent: fn<EventListener>('event => void').optional(),
+    /** Text of the discovery documents and pages. */
+    metadata: metadataSchema.prefault({}),
+    /** Largest accepted request body, in bytes. */
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(16 * 1024 * 1024)
+      .default(DEFAULTS.maxBodyBytes),
+    /** How often expired records are deleted, in seconds; 0 turns it off. */
+    housekeepingIntervalSeconds: seconds.default(DEFAULTS.housekeepingIntervalSeconds),
+    /**
+     * How long, in seconds, a registered client's record read from storage is reused by this
+     * instance before it is read again; 0 reads it on every request. Saves one storage read per
+     * token, introspection, revocation and authorization request. The server's own change to a
+     * client (its first code exchange clears an unused registration's expiry) is seen at once; a
+     * change made by another instance, or directly in the storage, is seen within this many seconds.
+     * A cached client is never served past its `expiresAt`. Configured (`clients`) and
+     * metadata-document clients are not affected.
+     * @see docs/configuration.md (caches and their windows)
+     */
+    clientCacheSeconds: seconds.max(300).default(DEFAULTS.clientCacheSeconds),
+    /** Logger. Default: silent. */
+    logger: implementing<Logger>('Logger', ['debug', 'info', 'warn', 'error']).default(() => silentLogger),
+    /** Clock returning epoch milliseconds. Default `Date.now`. */
+    clock: fn<Clock>('() => epoch milliseconds').default(() => Date.now),
+    /** Random source. Default Web Crypto. */
+    random: fn<RandomSource>('length => Uint8Array').default(() => secureRandom),
+  })
+  .superRefine((options, ctx) => {
+    // Checks across options, run once each option is valid on its own.
+    options.resources?.forEach((resource, index) => {
+      for (const scope of resource.scopes ?? []) {
+        if (options.scopePolicy.describe(scope) === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['resources', index, 'scopes'],
+            message: `scope '${scope}' of ${resource.resource} is not supported by the scope policy`,
+          });
+        }
+      }
+    });
+    // UserInfo accepts only audiences this server issues tokens for (the issuer, or a resource).
+    options.userinfo.audiences.forEach((audience, index) => {
+      const resources = options.resources ?? [{ resource: options.issuer }];
+      if (audience !== options.issuer && !resources.some((r) => r.resource === audience)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['userinfo', 'audiences', index],
+          message: `${audience} is not one of options.resources`,
+        });
+      }
+    });
+    options.clients?.forEach((client, index) => {
+      if (client.tokenEndpointAuthMethod === 'client_secret_basic' && !options.clientSecretBasic) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', index, 'tokenEndpointAuthMethod'],
+          message: 'client_secret_basic needs options.clientSecretBasic',
+        });
+      }
+    });
+  });
+
+// ---- public types: the schema's input ----------------------------------------------------------------
+// Interfaces that extend the schema's types keep each property's documentation in hovers and in the
+// API reference (a type alias of `z.input` would show only its name there).
 
 /**
- * Paths of the endpoints, relative to the issuer's origin. Defaults are the course-school spec's.
- * The metadata always advertises the paths in use.
+ * Paths of the endpoints, relative to the issuer (an issuer with a path prefixes them). The
+ * defaults ({@link DEFAULT_PATHS}) are `/oauth/authorize`, `/oauth/authorize/decision`,
+ * `/oauth/token`, `/oauth/register`, `/oauth/userinfo`, `/oauth/revoke`, `/oauth/introspect` and
+ * `/.well-known/jwks.json`. The metadata always advertises the paths in use.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, type EndpointPaths, memoryStorage } from 'portcullis';
  *
- * const paths: Partial<EndpointPaths> = { token: '/oauth/token', registration: '/oauth/register' };
- * createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), paths });
+ * const paths: Partial<EndpointPaths> = { token: '/api/oauth/token', registration: '/api/oauth/register' };
+ * await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), paths });
  * ```
  * @see RFC 8414 §2 (the endpoint members of the metadata)
  * @group Configuration
  */
-export interface EndpointPaths {
-  /** Authorization endpoint (GET and POST). Default `/oauth/authorize`. */
-  authorization: string;
-  /** Where the consent form posts the user's decision. Default `/oauth/authorize/decision`. */
-  authorizationDecision: string;
-  /** Token endpoint. Default `/api/oauth/token`. */
-  token: string;
-  /** Dynamic client registration (RFC 7591). Default `/api/oauth/register`. */
-  registration: string;
-  /** OIDC UserInfo. Default `/api/oauth/userinfo`. */
-  userinfo: string;
-  /** Token revocation (RFC 7009). Default `/api/oauth/revoke`. */
-  revocation: string;
-  /** Token introspection (RFC 7662). Default `/api/oauth/introspect`. */
-  introspection: string;
-  /** The public JWK Set. Default `/.well-known/jwks.json`. */
-  jwks: string;
-}
-
-/**
- * The paths the spec gives, used unless overridden.
- *
- * @example
- * ```ts
- * import { DEFAULT_PATHS } from 'portcullis';
- *
- * console.log(DEFAULT_PATHS.token); // '/api/oauth/token'
- * ```
- * @see RFC 8414 §2
- * @group Configuration
- */
-export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
-  authorization: '/oauth/authorize',
-  authorizationDecision: '/oauth/authorize/decision',
-  token: '/api/oauth/token',
-  registration: '/api/oauth/register',
-  userinfo: '/api/oauth/userinfo',
-  revocation: '/api/oauth/revoke',
-  introspection: '/api/oauth/introspect',
-  jwks: '/.well-known/jwks.json',
-});
-
-/**
- * Default of {@link AuthorizationServerOptions.maxBodyBytes}: 64 KiB. A larger body is answered
- * `413` (`invalid_request`) without being read further.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, DEFAULT_MAX_BODY_BYTES, memoryStorage } from 'portcullis';
- *
- * createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   maxBodyBytes: DEFAULT_MAX_BODY_BYTES / 4, // OAuth requests are small
- * });
- * ```
- * @see RFC 9110 §15.5.14 (413 Content Too Large)
- * @group Configuration
- */
-export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+export interface EndpointPaths extends z.output<typeof pathsSchema> {}
 
 /**
  * A resource server the tokens may be for (RFC 8707 resource indicator, RFC 9728 metadata). A
@@ -95,7 +517,7 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   resources: [
@@ -108,161 +530,16 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
  * @see RFC 8707 §2, RFC 9728 §2 and §3.1
  * @group Discovery (RFC 8414, RFC 9728)
  */
-export interface ProtectedResourceOptions {
-  /** The resource identifier: an absolute https URL (http only on loopback), no fragment. */
-  resource: string;
-  /** Scopes advertised for it in its protected-resource metadata. Default: every supported scope. */
-  scopes?: readonly string[];
-  /** `resource_name` of the metadata. */
-  name?: string;
-  /** `resource_documentation` of the metadata. */
-  documentation?: string;
-}
+export interface ProtectedResourceOptions extends z.input<typeof resourceSchema> {}
 
 /**
- * The user the host says is signed in, returned by the `authenticate` option.
- *
- * @example
- * ```ts
- * import type { AuthenticatedUser } from 'portcullis';
- *
- * const user: AuthenticatedUser = {
- *   id: 'user-42', // the `sub` of every token: stable, never reassigned
- *   authTime: Math.floor(Date.parse('2030-01-01T09:00:00Z') / 1000), // when they entered credentials
- *   sessionId: 'sess-8f3a', // binds the consent form to this session
- *   name: 'Ada Lovelace',
- * };
- * ```
- * @see OpenID Connect Core §2 (`sub`, `auth_time`)
- * @group Login and Consent
- */
-export interface AuthenticatedUser {
-  /** Stable, never reassigned identifier: the `sub` of every token (OIDC Core §2). */
-  readonly id: string;
-  /** When the user last authenticated, epoch seconds (OIDC `auth_time`). */
-  readonly authTime: number;
-  /** The host's session id; pending authorizations and consent forms are bound to it. */
-  readonly sessionId?: string;
-  /** A name to show on the consent page ("Signed in as ..."). */
-  readonly name?: string;
-}
-
-/**
- * What the login redirect needs to know: what a `loginUrl` function receives.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   loginUrl: (context) =>
- *     `/sign-in?next=${encodeURIComponent(context.returnTo)}${context.reauthenticate ? '&force=1' : ''}`,
- * });
- * ```
- * @see OpenID Connect Core §3.1.2.1 (`prompt`, `max_age`, `login_hint`, `ui_locales`)
- * @group Login and Consent
- */
-export interface LoginRedirectContext {
-  /** Absolute URL to send the browser back to after login (the resumed authorization). */
-  readonly returnTo: string;
-  /** The client asking for authorization. */
-  readonly clientId: string;
-  /** True when the user must authenticate again (`prompt=login` or `max_age`). */
-  readonly reauthenticate: boolean;
-  /** The request's `login_hint` (OIDC Core §3.1.2.1), to prefill the login form. */
-  readonly loginHint?: string;
-  /** The request's `ui_locales`, most preferred first. */
-  readonly uiLocales?: readonly string[];
-}
-
-/**
- * Claims about a user, released by scope at the UserInfo endpoint: `profile` releases the profile
- * claims (`name`, `given_name`, `picture`, ...), `email` releases `email` and `email_verified`.
- * Anything else returned is not released; `sub` always is, from the token.
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   claims: async (userId, scope) => ({
- *     name: 'Ada Lovelace',
- *     email: scope.includes('email') ? 'ada@example.com' : undefined,
- *     email_verified: true,
- *   }),
- * });
- * ```
- * @see OpenID Connect Core §5.1, §5.3.2, §5.4
- * @group Login and Consent
- */
-export type UserClaims = Readonly<Record<string, unknown>>;
-
-/**
- * What a custom consent page receives. Every string is raw: escape it. The form must post
- * `fields` unchanged, plus `decision=allow` or `decision=deny`, to `action`.
- *
- * @example
- * ```ts
- * import type { ConsentPageContext } from 'portcullis';
- *
- * declare function escapeHtml(text: string): string;
- *
- * function render(context: ConsentPageContext): string {
- *   const hidden = Object.entries(context.fields)
- *     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
- *     .join('');
- *   return `<h1>Allow ${escapeHtml(context.clientName)}?</h1>
- * <form method="post" action="${escapeHtml(context.action)}">${hidden}
- * <button name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button></form>`;
- * }
- * ```
- * @see RFC 6749 §10.2 (client impersonation), §10.12 (CSRF); RFC 8252 §8.6
- * @group Login and Consent
- */
-export interface ConsentPageContext {
-  /** The client asking for access. */
-  readonly client: ClientRecord;
-  /** The client's display name, or its id. */
-  readonly clientName: string;
-  /** Where the browser goes after the decision. */
-  readonly redirectUri: string;
-  /** `host:port` of the redirect URI. */
-  readonly redirectHost: string;
-  /** True when the redirect goes to a loopback address (any local program could listen there). */
-  readonly loopback: boolean;
-  /** The scopes asked for, each with the words of its {@link ScopeDefinition}. */
-  readonly scopes: readonly {
-    /** The scope token. */
-    readonly name: string;
-    /** What granting it means. */
-    readonly description: string;
-  }[];
-  /** The resources (RFC 8707) the tokens will be for. */
-  readonly resources: readonly string[];
-  /** Where the form posts. */
-  readonly action: string;
-  /** Hidden fields the form must post back unchanged, plus `decision=allow` or `decision=deny`. */
-  readonly fields: Readonly<Record<string, string>>;
-  /** The signed-in user who decides. */
-  readonly userId: string;
-  /** {@link AuthenticatedUser.name}, when the host gave one. */
-  readonly userName?: string;
-  /** The request's `ui_locales`, most preferred first. */
-  readonly uiLocales?: readonly string[];
-}
-
-/**
- * Options of dynamic client registration (RFC 7591).
+ * Options of dynamic client registration (RFC 7591). Defaults: {@link DEFAULTS}`.registration`.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage, OAuthError } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   registration: {
@@ -279,35 +556,41 @@ export interface ConsentPageContext {
  * @see RFC 7591 §2, §3; RFC 8252 §7.3, §8.4
  * @group Client Registration (RFC 7591)
  */
-export interface RegistrationOptions {
-  /** Serve the registration endpoint. Default true. */
-  enabled?: boolean;
-  /**
-   * Called with the validated metadata before a client is stored; throw an {@link OAuthError} to
-   * refuse (e.g. `invalid_token` with 401 to require an initial access token, RFC 7591 §3).
-   */
-  policy?: (context: {
-    readonly request: OAuthRequest;
-    readonly metadata: ClientMetadata;
-  }) => void | Promise<void>;
-  /** Accept `https` redirect URIs at registration. Default false: loopback only (spec §5.3). */
-  allowHttpsRedirectUris?: boolean;
-  /** Accept confidential clients (`client_secret_post`, and Basic where enabled). Default true. */
-  allowConfidentialClients?: boolean;
-  /** A client that never completes a token request is deleted after this many seconds. Default 7 days; 0 keeps it. */
-  unusedClientTtlSeconds?: number;
-  /** Maximum number of `redirect_uris`. Default 10. */
-  maxRedirectUris?: number;
-}
+export interface RegistrationOptions extends z.input<typeof registrationSchema> {}
 
 /**
- * Token lifetimes and formats.
+ * A client configured by the host rather than registered (e.g. a web app with an https callback).
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   clients: [
+ *     {
+ *       clientId: 'web',
+ *       clientSecret: process.env.WEB_CLIENT_SECRET ?? 'a-long-random-secret',
+ *       redirectUris: ['https://app.example.com/oauth/callback'],
+ *       clientName: 'Example web app',
+ *     },
+ *   ],
+ * });
+ * ```
+ * @see RFC 6749 §2 (client registration), §2.3.1 (client secrets)
+ * @group Client Registration (RFC 7591)
+ */
+export interface StaticClientOptions extends z.input<typeof staticClientSchema> {}
+
+/**
+ * Token lifetimes and formats. Defaults: {@link DEFAULTS}`.tokens`.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   tokens: {
@@ -319,62 +602,29 @@ export interface RegistrationOptions {
  * @see RFC 6749 §4.1.2 (code lifetime), §6 (refresh); RFC 9068 (JWT access tokens); RFC 9700 §4.14.2
  * @group Tokens and Keys (RFC 6749 §5, RFC 9068)
  */
-export interface TokenOptions {
-  /** Authorization code lifetime. Default 60 s (RFC 6749 §4.1.2 caps it at 10 minutes). */
-  codeTtlSeconds?: number;
-  /** Access token lifetime. Default 900 s: short, because a JWKS-only resource server cannot see revocations. */
-  accessTokenTtlSeconds?: number;
-  /** Refresh token idle lifetime: each rotation starts it again. Default 30 days. */
-  refreshTokenIdleTtlSeconds?: number;
-  /** Absolute lifetime of a grant: no refresh after it. Default 90 days. */
-  grantTtlSeconds?: number;
-  /** ID token lifetime. Default 3600 s. */
-  idTokenTtlSeconds?: number;
-  /** How long a user has to log in and decide. Default 600 s. */
-  pendingAuthorizationTtlSeconds?: number;
-  /** `jwt` (RFC 9068) or `opaque`. Default `jwt`. */
-  accessTokenFormat?: 'jwt' | 'opaque';
-  /**
-   * Seconds during which presenting an already rotated refresh token again (same client) returns
-   * the same successor instead of revoking the grant: a retry after a lost response, or agents
-   * refreshing in parallel. Default 10; 0 turns it off.
-   */
-  refreshGraceSeconds?: number;
-  /** Issue a new ID token on refresh (OIDC Core §12.2 makes it optional). Default false. */
-  idTokenOnRefresh?: boolean;
-}
+export interface TokenOptions extends z.input<typeof tokensSchema> {}
 
 /**
- * Signing keys.
+ * Signing keys. Defaults: {@link DEFAULTS}`.keys`; without `privateJwks`, keys are generated and
+ * kept in storage.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
  * // Keys from a secret manager: never generated, never stored.
- * declare const privateJwk: Record<string, unknown>; // e.g. { kty: 'EC', crv: 'P-256', d: '...', alg: 'ES256', ... }
- * createAuthorizationServer({
+ * declare const rsaJwk: Record<string, unknown>; // { kty: 'RSA', d: '...', alg: 'RS256', ... }
+ * declare const ecJwk: Record<string, unknown>; // { kty: 'EC', crv: 'P-256', d: '...', alg: 'ES256', ... }
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
- *   keys: { privateJwks: [privateJwk], idTokenAlg: 'ES256', accessTokenAlg: 'ES256' },
+ *   keys: { privateJwks: [rsaJwk, ecJwk], idTokenAlg: 'RS256', accessTokenAlg: 'ES256' },
  * });
  * ```
  * @see RFC 7517 (JWK), RFC 7518 §3 (RS256, ES256), OpenID Connect Discovery §3
  * @group Tokens and Keys (RFC 6749 §5, RFC 9068)
  */
-export interface KeyOptions {
-  /**
-   * Private JWKs to sign with, each with `alg` (and `kid`, or one is computed). When given, keys
-   * are not generated nor read from storage.
-   */
-  privateJwks?: readonly Readonly<Record<string, unknown>>[];
-  /** Default algorithm of ID tokens (clients may register another). Default `RS256`. */
-  idTokenAlg?: 'RS256' | 'ES256';
-  /** Algorithm of JWT access tokens. Default `ES256`, about seven times cheaper to sign than RS256. */
-  accessTokenAlg?: 'RS256' | 'ES256';
-  /** How often an instance re-reads the key set from storage, to pick up rotations. Default 60 s. */
-  refreshIntervalSeconds?: number;
-}
+export interface KeyOptions extends z.input<typeof keysSchema> {}
 
 /**
  * A resource server allowed to introspect tokens issued for its resources (RFC 7662 §2.1).
@@ -392,50 +642,16 @@ export interface KeyOptions {
  * @see RFC 7662 §2.1, §4
  * @group Token Introspection (RFC 7662)
  */
-export interface IntrospectionCaller {
-  /** The id it authenticates with (`client_secret_basic` or `client_secret_post`). */
-  clientId: string;
-  /** The secret it authenticates with (hashed at start-up, never kept). */
-  clientSecret: string;
-  /** The resources whose tokens it may see. */
-  resources: readonly string[];
-}
+export interface IntrospectionCaller extends z.input<typeof introspectionCallerSchema> {}
 
 /**
- * The UserInfo endpoint (OIDC Core §5.3).
+ * Token introspection (RFC 7662). Defaults: {@link DEFAULTS}`.introspection`.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * // The MCP server is the only resource, and clients that sign users in call UserInfo with its tokens.
- * createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   resources: [{ resource: 'https://auth.example.com/mcp' }],
- *   userinfo: { audiences: ['https://auth.example.com/mcp'] },
- * });
- * ```
- * @see OIDC Core §5.3; RFC 8707 §2; RFC 9700 §4.10 (audience restriction)
- * @group Configuration
- */
-export interface UserinfoOptions {
-  /**
-   * Resources (from `resources`) whose access tokens UserInfo accepts besides tokens for the issuer
-   * itself. Default: none, so a token issued only for another resource server, which could
-   * replay it, gets `401 invalid_token`. Add a resource only if its server is yours.
-   */
-  audiences?: readonly string[];
-}
-
-/**
- * Token introspection (RFC 7662).
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   resources: [{ resource: 'https://api.example.com' }],
@@ -447,21 +663,36 @@ export interface UserinfoOptions {
  * @see RFC 7662 §2
  * @group Token Introspection (RFC 7662)
  */
-export interface IntrospectionOptions {
-  /** Serve the introspection endpoint. Default true. */
-  enabled?: boolean;
-  /** Resource servers that may introspect tokens whose audience includes one of their resources. */
-  callers?: readonly IntrospectionCaller[];
-}
+export interface IntrospectionOptions extends z.input<typeof introspectionSchema> {}
 
 /**
- * The consent step.
+ * The UserInfo endpoint (OIDC Core §5.3). Defaults: {@link DEFAULTS}`.userinfo`.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * // The MCP server is the only resource, and clients that sign users in call UserInfo with its tokens.
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   resources: [{ resource: 'https://auth.example.com/mcp' }],
+ *   userinfo: { audiences: ['https://auth.example.com/mcp'] },
+ * });
+ * ```
+ * @see OIDC Core §5.3; RFC 8707 §2; RFC 9700 §4.10 (audience restriction)
+ * @group Configuration
+ */
+export interface UserinfoOptions extends z.input<typeof userinfoSchema> {}
+
+/**
+ * The consent step. Defaults: {@link DEFAULTS}`.consent`, and the built-in page.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   consent: { remember: false }, // ask every time, for every client
@@ -470,62 +701,17 @@ export interface IntrospectionOptions {
  * @see RFC 6749 §10.2; RFC 8252 §8.6
  * @group Login and Consent
  */
-export interface ConsentOptions {
-  /** Replace the built-in page. Return HTML (sent with the library's security headers) or a whole response. */
-  render?: (context: ConsentPageContext) => string | OAuthResponse | Promise<string | OAuthResponse>;
-  /** Remember consent per user and client, so the scope policy may skip the page. Default true. */
-  remember?: boolean;
-}
-
-/**
- * A client configured by the host rather than registered (e.g. a web app with an https callback).
- *
- * @example
- * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
- *
- * createAuthorizationServer({
- *   issuer: 'https://auth.example.com',
- *   storage: memoryStorage(),
- *   clients: [
- *     {
- *       clientId: 'web',
- *       clientSecret: process.env.WEB_CLIENT_SECRET ?? 'a-long-random-secret',
- *       redirectUris: ['https://app.example.com/oauth/callback'],
- *       clientName: 'Example web app',
- *     },
- *   ],
- * });
- * ```
- * @see RFC 6749 §2 (client registration), §2.3.1 (client secrets)
- * @group Client Registration (RFC 7591)
- */
-export interface StaticClientOptions {
-  /** The `client_id` (1 to 200 characters). */
-  clientId: string;
-  /** For confidential clients; at least 16 characters, hashed at start-up. */
-  clientSecret?: string;
-  /** Exact redirect URIs: loopback (any port matches) or https. */
-  redirectUris: readonly string[];
-  /** Name shown on the consent page. */
-  clientName?: string;
-  /** Space-separated scopes the client may request. Default: any scope the policy supports. */
-  scope?: string;
-  /**
-   * Default `client_secret_post` with a secret, `none` without; `client_secret_basic` needs
-   * {@link AuthorizationServerOptions.clientSecretBasic}.
-   */
-  tokenEndpointAuthMethod?: 'none' | 'client_secret_post' | 'client_secret_basic';
-}
+export interface ConsentOptions extends z.input<typeof consentSchema> {}
 
 /**
  * Bounds of the metadata document cache (draft-ietf-oauth-client-id-metadata-document-01 §4.4).
+ * Defaults: {@link DEFAULTS}`.clientIdMetadataDocuments.cache`.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   clientIdMetadataDocuments: { enabled: true, cache: { maxTtlSeconds: 600, maxEntries: 200 } },
@@ -534,27 +720,18 @@ export interface StaticClientOptions {
  * @see draft-ietf-oauth-client-id-metadata-document-01 §4.4; RFC 9111 §5.2.2
  * @group Client Registration (RFC 7591)
  */
-export interface ClientIdMetadataDocumentCacheOptions {
-  /** Lifetime of a valid document served without `Cache-Control: max-age`. Default 300 s. */
-  defaultTtlSeconds?: number;
-  /** A positive `max-age` below this is raised to it. Default 60 s. */
-  minTtlSeconds?: number;
-  /** A `max-age` above this is lowered to it, so a changed document is seen within it. Default 3600 s. */
-  maxTtlSeconds?: number;
-  /** The most documents kept (least recently used evicted first); 0 disables caching. Default 1000. */
-  maxEntries?: number;
-}
+export interface ClientIdMetadataDocumentCacheOptions extends z.input<typeof cimdCacheSchema> {}
 
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document-01): `https` client
  * ids whose metadata the server fetches. Documents are validated, fetched with SSRF defences and
- * cached within bounds; see docs/security.md.
+ * cached within bounds; see docs/security.md. Defaults: {@link DEFAULTS}`.clientIdMetadataDocuments`.
  *
  * @example
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   clientIdMetadataDocuments: { enabled: true, allowedHosts: ['*.example.com'], timeoutMs: 3000 },
@@ -563,59 +740,7 @@ export interface ClientIdMetadataDocumentCacheOptions {
  * @see draft-ietf-oauth-client-id-metadata-document-01 §3, §4, §6.5, §6.6
  * @group Client Registration (RFC 7591)
  */
-export interface ClientIdMetadataDocumentOptions {
-  /** Accept `https` client ids that point at a metadata document. Default false. */
-  enabled?: boolean;
-  /** Total time for resolving, connecting and reading a document, in milliseconds. Default 5000. */
-  timeoutMs?: number;
-  /** Time to connect and finish the TLS handshake, in milliseconds (default fetcher). Default 2000. */
-  connectTimeoutMs?: number;
-  /** Largest document accepted, in bytes (draft §6.6 recommends 5 KB). Default 5120. */
-  maxBytes?: number;
-  /** Most `redirect_uris` a document may list. Default 10. */
-  maxRedirectUris?: number;
-  /** Cache bounds. */
-  cache?: ClientIdMetadataDocumentCacheOptions;
-  /**
-   * Most documents fetched at once; beyond it a request that needs a fetch gets `503
-   * temporarily_unavailable` with `Retry-After`. Default 10.
-   */
-  maxConcurrentFetches?: number;
-  /**
-   * Most fetches per host name (any port) and minute; beyond it, `503 temporarily_unavailable`.
-   * Documents that were valid before are not counted, so junk naming other URLs of a host cannot
-   * keep its real clients out. Default 30.
-   */
-  hostFetchesPerMinute?: number;
-  /**
-   * How long a failed fetch is remembered (its error answered without fetching), per URL and, when
-   * no response came back, per host; 0 remembers nothing. A remembered failure is not a cached
-   * document: a fixed document is fetched once it expires. Default 30 s.
-   */
-  failureCacheSeconds?: number;
-  /**
-   * When set, only documents on these hosts are accepted: exact host names, or `*.example.com` for
-   * any name below `example.com`. Default: any host with a public address.
-   */
-  allowedHosts?: readonly string[];
-  /**
-   * Special-use address ranges (CIDR or single addresses) that may be fetched anyway, e.g. an
-   * intranet host or a test server on loopback. Default: none; every RFC 6890 range is refused.
-   */
-  allowSpecialUseAddresses?: readonly string[];
-  /** Resolves host names for the default fetcher. Default: the system resolver (`dns.lookup`). */
-  lookup?: HostLookup;
-  /** PEM certificates the default fetcher trusts instead of Node's roots (tests, private PKI). Default: Node's roots. */
-  ca?: string | readonly string[];
-  /** `User-Agent` of the default fetcher. Default `portcullis (client metadata fetcher)`. */
-  userAgent?: string;
-  /**
-   * Replaces the default `node:https` fetcher (Workers, an egress proxy, tests). It must honour the
-   * {@link MetadataFetcher} contract: no redirects, vetted addresses, size and time limits.
-   * Default: `createNodeMetadataFetcher` with the options above.
-   */
-  fetcher?: MetadataFetcher;
-}
+export interface ClientIdMetadataDocumentOptions extends z.input<typeof cimdSchema> {}
 
 /**
  * Text of the discovery documents that does not follow from other options.
@@ -624,7 +749,7 @@ export interface ClientIdMetadataDocumentOptions {
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   metadata: { serviceName: 'Example', serviceDocumentation: 'https://example.com/docs/oauth' },
@@ -633,31 +758,22 @@ export interface ClientIdMetadataDocumentOptions {
  * @see RFC 8414 §2 (`service_documentation`, `ui_locales_supported`, `op_policy_uri`, `op_tos_uri`)
  * @group Discovery (RFC 8414, RFC 9728)
  */
-export interface MetadataOptions {
-  /** `service_documentation`. */
-  serviceDocumentation?: string;
-  /** `ui_locales_supported`. */
-  uiLocalesSupported?: readonly string[];
-  /** `op_policy_uri`. */
-  policyUri?: string;
-  /** `op_tos_uri`. */
-  tosUri?: string;
-  /** Name shown on the library's HTML pages. Default `Authorization`. */
-  serviceName?: string;
-}
+export interface MetadataOptions extends z.input<typeof metadataSchema> {}
 
 /**
- * Options of {@link createAuthorizationServer}. Only `issuer` and `storage` are required.
- * docs/configuration.md gives every option's default and the reason for it.
+ * Options of {@link createAuthorizationServer}. Only `issuer` and `storage` are required; every
+ * default is in {@link DEFAULTS}, and docs/configuration.md gives each option's reason.
  *
  * @example
  * ```ts
- * import { type AuthorizationServerOptions, courseSchoolScopes, createScopePolicy, memoryStorage } from 'portcullis';
+ * import { type AuthorizationServerOptions, createScopePolicy, defineScopes, memoryStorage, oidcScopes } from 'portcullis';
  *
  * const options: AuthorizationServerOptions = {
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
- *   scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
+ *   scopePolicy: createScopePolicy({
+ *     registry: defineScopes([...oidcScopes, { name: 'notes:read', description: 'Read your notes' }]),
+ *   }),
  *   authenticate: async () => null, // read your session here
  *   loginUrl: '/login',
  * };
@@ -665,75 +781,54 @@ export interface MetadataOptions {
  * @see RFC 6749, RFC 8414 §2 (`issuer`)
  * @group Configuration
  */
-export interface AuthorizationServerOptions {
-  /**
-   * The issuer identifier (RFC 8414 §2): an https URL without query, fragment or trailing slash,
-   * written in normal form (lower-case scheme and host, no default port, no user info);
-   * `http://127.0.0.1:<port>` / `http://localhost:<port>` are accepted for local development.
-   * Every advertised URL is built from it, never from the Host header.
-   */
-  issuer: string;
-  /** Where clients, codes, grants, tokens and keys live. */
-  storage: Storage;
-  /** Scopes and consent rules. Default: `createScopePolicy()` (the OIDC scopes only). */
-  scopePolicy?: ScopePolicy;
-  /** The resources tokens may be for. Default: the issuer itself. The first is the default audience. */
-  resources?: readonly ProtectedResourceOptions[];
-  /** Endpoint paths. */
-  paths?: Partial<EndpointPaths>;
-  /** Who is signed in, read from the request (a session cookie). Required for the authorization endpoint. */
-  authenticate?: (request: OAuthRequest) => AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
-  /** Where to send a browser that must log in: a URL (gets `return_to`) or a function returning one. */
-  loginUrl?: string | ((context: LoginRedirectContext) => string);
-  /**
-   * Claims of a user for the granted scopes, released at UserInfo (ID tokens carry only `sub` and
-   * protocol claims). Default: only `sub`.
-   */
-  claims?: (userId: string, scope: readonly string[]) => UserClaims | Promise<UserClaims>;
-  /** Dynamic client registration. */
-  registration?: RegistrationOptions;
-  /** Clients configured by the host. */
-  clients?: readonly StaticClientOptions[];
-  /** Offer `client_secret_basic` besides `client_secret_post`. Default false (spec §5.1). */
-  clientSecretBasic?: boolean;
-  /** Lifetimes and formats. */
-  tokens?: TokenOptions;
-  /** Signing keys. */
-  keys?: KeyOptions;
-  /** Token introspection. */
-  introspection?: IntrospectionOptions;
-  /** The UserInfo endpoint: which token audiences it accepts. */
-  userinfo?: UserinfoOptions;
-  /** Consent page and memory. */
-  consent?: ConsentOptions;
-  /** Client ID Metadata Documents. */
-  clientIdMetadataDocuments?: ClientIdMetadataDocumentOptions;
-  /** Rate limiting; none by default. */
-  rateLimiter?: RateLimiter;
-  /** The client IP used for rate limiting. Default: the adapter's peer address. */
-  clientIp?: (request: OAuthRequest) => string | undefined;
-  /** Audit events. */
-  onEvent?: EventListener;
-  /** Text of the discovery documents and pages. */
-  metadata?: MetadataOptions;
-  /** Largest accepted request body, in bytes. Default 64 KiB. */
-  maxBodyBytes?: number;
-  /** How often expired records are deleted, in seconds; 0 turns it off. Default 300. */
-  housekeepingIntervalSeconds?: number;
-  /**
-   * How long, in seconds, a registered client's record read from storage is reused by this
-   * instance before it is read again; 0 reads it on every request. Default 5. Saves one storage read
-   * per token, introspection, revocation and authorization request. The server's own change to a
-   * client (its first code exchange clears an unused registration's expiry) is seen at once; a
-   * change made by another instance, or directly in the storage, is seen within this many seconds.
-   * A cached client is never served past its `expiresAt`. Configured (`clients`) and metadata-document clients are not affected.
-   * @see docs/configuration.md (caches and their windows)
-   */
-  clientCacheSeconds?: number;
-  /** Logger. Default: silent. */
-  logger?: Logger;
-  /** Clock returning epoch milliseconds. Default `Date.now`. */
-  clock?: Clock;
-  /** Random source. Default Web Crypto. */
-  random?: RandomSource;
+export interface AuthorizationServerOptions extends z.input<typeof optionsSchema> {}
+
+/** The options validated, with every default applied: what the resolve step starts from. */
+export type ParsedOptions = z.output<typeof optionsSchema>;
+
+// ---- validation ------------------------------------------------------------------------------------
+
+/**
+ * Rejected by {@link createAuthorizationServer} when options are invalid; the message names each
+ * bad option, one per line.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, InvalidOptionsError, memoryStorage } from 'portcullis';
+ *
+ * try {
+ *   await createAuthorizationServer({ issuer: 'https://auth.example.com/', storage: memoryStorage() });
+ * } catch (error) {
+ *   if (error instanceof InvalidOptionsError) console.error(error.problems);
+ *   // [ 'options.issuer: the issuer must not end with /' ]
+ * }
+ * ```
+ * @see RFC 8414 §2 (the issuer identifier)
+ * @group Configuration
+ */
+export class InvalidOptionsError extends TypeError {
+  override readonly name = 'InvalidOptionsError';
+  /** One line per problem: `options.tokens.codeTtlSeconds: must be at most 600 (RFC 6749 §4.1.2)`. */
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid authorization server options:\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Validates options once and applies every default.
+ *
+ * @param options - what the host passed (unchecked: JavaScript callers pass anything)
+ * @returns the options with their defaults
+ * @throws InvalidOptionsError naming every invalid option
+ */
+export function parseOptions(options: unknown): ParsedOptions {
+  const result = optionsSchema.safeParse(options, { error: optionMessages });
+  if (result.success) return result.data;
+  throw new InvalidOptionsError(
+    result.error.issues.map(
+      (issue) => `${['options', ...issue.path.map(String)].join('.')}: ${issue.message}`,
+    ),
+  );
 }

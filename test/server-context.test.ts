@@ -18,9 +18,9 @@ describe('client cache (clientCacheSeconds)', () => {
   let h: Harness;
   let counter: ReturnType<typeof countingStorage>;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     counter = countingStorage();
-    h = new Harness({ storage: counter.storage });
+    h = await Harness.start({ storage: counter.storage });
   });
   afterEach(() => h.close());
 
@@ -52,7 +52,7 @@ describe('client cache (clientCacheSeconds)', () => {
   it('never serves a cached client past its expiresAt, even inside the cache window', async () => {
     // An unused registration expires 2 s after it is made: sooner than the 5-second cache window,
     // so only the cache's own expiry check can refuse it.
-    const short = new Harness({
+    const short = await Harness.start({
       storage: counter.storage,
       options: { registration: { unusedClientTtlSeconds: 2 } },
     });
@@ -86,7 +86,7 @@ describe('client cache (clientCacheSeconds)', () => {
   });
 
   it('reads storage on every request with clientCacheSeconds: 0', async () => {
-    const uncached = new Harness({ storage: counter.storage, options: { clientCacheSeconds: 0 } });
+    const uncached = await Harness.start({ storage: counter.storage, options: { clientCacheSeconds: 0 } });
     try {
       const { client, body } = await uncached.tokens({ token_endpoint_auth_method: 'client_secret_post' });
       const before = counter.reads();

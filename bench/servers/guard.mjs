@@ -12,10 +12,11 @@
  */
 import { createServer } from 'node:http';
 import {
-  courseSchoolScopes,
   createAuthorizationServer,
   createScopePolicy,
+  defineScopes,
   memoryStorage,
+  oidcScopes,
 } from '../../dist/index.js';
 import { guardNodeRequest, toNodeHandler } from '../../dist/node.js';
 
@@ -25,10 +26,12 @@ if (!Number.isInteger(port) || port <= 0) throw new Error('PORT must be a port n
 const issuer = `http://${host}:${port}`;
 
 const signedInAt = Math.floor(Date.now() / 1000);
-const oauth = createAuthorizationServer({
+const oauth = await createAuthorizationServer({
   issuer,
   storage: memoryStorage(),
-  scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
+  scopePolicy: createScopePolicy({
+    registry: defineScopes([...oidcScopes, { name: 'courses:read', description: 'Read access to courses' }]),
+  }),
   async authenticate() {
     return { id: 'ada', authTime: signedInAt, sessionId: 'bench', name: 'ada@example.com' };
   },
@@ -36,7 +39,6 @@ const oauth = createAuthorizationServer({
     return { name: 'Ada Lovelace', email: 'ada@example.com', email_verified: true };
   },
 });
-await oauth.ready();
 const guard = oauth.guard({ resource: issuer });
 const oauthHandler = toNodeHandler(oauth);
 

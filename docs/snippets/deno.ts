@@ -3,6 +3,6 @@
 import { createAuthorizationServer, memoryStorage } from 'portcullis';
 import { createFetchHandler } from 'portcullis/fetch';
 
-const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
 
 export default { fetch: createFetchHandler(oauth) };

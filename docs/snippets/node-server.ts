@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { createAuthorizationServer, memoryStorage } from 'portcullis';
 import { hardenServer, toNodeHandler } from 'portcullis/node';
 
-const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
 
 // #region node-server
 const server = hardenServer(createServer(toNodeHandler(oauth)), {

@@ -2,6 +2,9 @@
 import { createAuthorizationServer, memoryStorage } from 'portcullis';
 import { createFetchHandler } from 'portcullis/fetch';
 
-const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+const oauth = await createAuthorizationServer({
+  issuer: 'https://auth.example.com',
+  storage: memoryStorage(),
+});
 export default { fetch: createFetchHandler(oauth) };
 // #endregion quick-start

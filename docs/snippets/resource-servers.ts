@@ -22,7 +22,7 @@ declare const notes: { list(owner: string | null): Promise<string[]> };
 
 // #region resources
 /** The authorization server, with the two APIs its tokens may be for. */
-export function createOAuth(storage: Storage): AuthorizationServer {
+export function createOAuth(storage: Storage): Promise<AuthorizationServer> {
   return createAuthorizationServer({
     issuer: 'https://auth.example.com',
     storage,
@@ -106,7 +106,10 @@ export function storageGuard(storage: Storage): ResourceGuard {
 
 // #region introspection-server
 /** The authorization server lets the notes API introspect tokens issued for it. */
-export function createOAuthWithIntrospection(storage: Storage, apiSecret: string): AuthorizationServer {
+export function createOAuthWithIntrospection(
+  storage: Storage,
+  apiSecret: string,
+): Promise<AuthorizationServer> {
   return createAuthorizationServer({
     issuer: 'https://auth.example.com',
     storage,
@@ -124,7 +127,7 @@ export function introspectionGuard(apiSecret: string, fetchImpl: typeof fetch = 
   return createResourceGuard({
     resource: 'https://api.example.com',
     verifier: introspectionVerifier({
-      endpoint: 'https://auth.example.com/api/oauth/introspect',
+      endpoint: 'https://auth.example.com/oauth/introspect',
       clientId: 'notes-api',
       clientSecret: apiSecret,
       fetch: fetchImpl,

@@ -1,6 +1,5 @@
 import {
   type ClientRecord,
-  courseSchoolScopes,
   createScopePolicy,
   defineScopes,
   OAuthError,
@@ -18,10 +17,6 @@ export const notesScopes = defineScopes([
   { name: 'notes:write', description: 'Create, change and delete your notes', kind: 'api' },
 ]);
 // #endregion registry
-
-// #region course-school
-export const courseSchoolPolicy = createScopePolicy({ registry: courseSchoolScopes });
-// #endregion course-school
 
 // #region options
 export const scopePolicy = createScopePolicy({

@@ -3,6 +3,7 @@ import { createAuthorizationServer } from 'portcullis';
 import { pgliteStorage } from 'portcullis/pglite';
 
 const storage = pgliteStorage({ dataDir: './.data/portcullis' });
-const server = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
-await server.ready(); // opens the database, migrates the schema, loads or creates the signing keys
+// Opens the database, migrates the schema, loads or creates the signing keys, then resolves.
+const server = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
 // #endregion pglite
+await server.close();

@@ -7,6 +7,7 @@ const storage = postgresStorage(
   { connectionString: process.env.DATABASE_URL ?? '', poolConfig: { max: 20 } },
   { autoMigrate: false },
 );
-const server = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
+// Rejects with a StartupError (code storage_migration_failed) while the schema is behind.
+const server = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
 // #endregion runtime
-await server.ready();
+await server.close();

@@ -5,6 +5,7 @@ import { postgresStorage } from 'portcullis/postgres';
 // The storage makes its own pool, and closes it on storage.close() ...
 const storage = postgresStorage({ connectionString: process.env.DATABASE_URL ?? '' });
 // ... or shares yours, and leaves it open: postgresStorage({ pool }, { schema: 'auth' })
-const server = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
+// Connects and migrates the schema before it resolves (a StartupError says what failed).
+const server = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
 // #endregion postgres
-await server.ready();
+await server.close();

@@ -4,7 +4,7 @@ import { getRequestListener } from '@hono/node-server';
 import { createAuthorizationServer, memoryStorage } from 'portcullis';
 import { toOAuthRequest, toResponse } from 'portcullis/fetch';
 
-const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
 
 // #region token-route
 // Before: const request = await toOAuthRequest(req, oauth.maxBodyBytes); if (request === null) ... 413

@@ -56,12 +56,12 @@ function cookie(header: string | undefined, name: string): string | undefined {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Builds the app. `issuer` is the public origin the server is reached at. */
-export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
+/** Builds the app, its authorization server started. `issuer` is the public origin the server is reached at. */
+export async function createApp(issuer = 'http://127.0.0.1:3000'): Promise<ExampleApp> {
   const sessions = new Map<string, Session>();
 
   // #region server
-  const oauth = createAuthorizationServer({
+  const oauth = await createAuthorizationServer({
     issuer,
     storage: memoryStorage(),
     scopePolicy: createScopePolicy({
@@ -130,7 +130,7 @@ export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { app } = createApp();
+  const { app } = await createApp();
   app.listen(3000, '127.0.0.1', () => {
     console.log('listening on http://127.0.0.1:3000');
   });

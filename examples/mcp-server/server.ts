@@ -90,11 +90,11 @@ function mcpEndpoint(guard: ResourceGuard, allowedOrigins: ReadonlySet<string>) 
 }
 // #endregion mcp-endpoint
 
-/** Builds the app. `issuer` is the public origin the server is reached at. */
-export function createMcpExample(issuer = 'http://127.0.0.1:3000'): McpExample {
+/** Builds the app, its authorization server started. `issuer` is the public origin the server is reached at. */
+export async function createMcpExample(issuer = 'http://127.0.0.1:3000'): Promise<McpExample> {
   // #region server
   const mcpResource = `${issuer}/mcp`;
-  const oauth = createAuthorizationServer({
+  const oauth = await createAuthorizationServer({
     issuer,
     storage: memoryStorage(),
     scopePolicy: createScopePolicy({
@@ -139,7 +139,7 @@ export function createMcpExample(issuer = 'http://127.0.0.1:3000'): McpExample {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { fetch } = createMcpExample();
+  const { fetch } = await createMcpExample();
   serve({ fetch, hostname: '127.0.0.1', port: 3000 }, (info) => {
     console.log(`MCP server on http://127.0.0.1:${info.port}/mcp`);
   });

@@ -17,9 +17,9 @@ export interface ExampleApp {
 }
 
 // #region create-app
-/** Builds the app. `issuer` is the public origin the server is reached at. */
-export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
-  const oauth = createAuthorizationServer({ issuer, storage: memoryStorage() });
+/** Builds the app, its authorization server started. `issuer` is the public origin the server is reached at. */
+export async function createApp(issuer = 'http://127.0.0.1:3000'): Promise<ExampleApp> {
+  const oauth = await createAuthorizationServer({ issuer, storage: memoryStorage() });
   const app = express();
   // Mount before any body parser: the router reads the raw body itself.
   app.use(createExpressRouter(oauth));
@@ -31,7 +31,7 @@ export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
 // #endregion create-app
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { app } = createApp();
+  const { app } = await createApp();
   app.listen(3000, '127.0.0.1', () => {
     console.log('listening on http://127.0.0.1:3000');
   });

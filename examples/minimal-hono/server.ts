@@ -19,9 +19,9 @@ export interface ExampleApp {
 }
 
 // #region create-app
-/** Builds the app. `issuer` is the public origin the server is reached at. */
-export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
-  const oauth = createAuthorizationServer({ issuer, storage: memoryStorage() });
+/** Builds the app, its authorization server started. `issuer` is the public origin the server is reached at. */
+export async function createApp(issuer = 'http://127.0.0.1:3000'): Promise<ExampleApp> {
+  const oauth = await createAuthorizationServer({ issuer, storage: memoryStorage() });
   const handleOAuth = createFetchHandler(oauth);
   const app = new Hono();
   app.get('/', (c) => c.text('An app with an OAuth 2.1 authorization server.\n'));
@@ -32,7 +32,7 @@ export function createApp(issuer = 'http://127.0.0.1:3000'): ExampleApp {
 // #endregion create-app
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { app } = createApp();
+  const { app } = await createApp();
   serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 3000 }, (info) => {
     console.log(`listening on http://127.0.0.1:${info.port}`);
   });

@@ -94,7 +94,7 @@ export async function createApp({ issuer, logger = consoleLogger }: RuntimeAppOp
   const sessions = new Map<string, Session>();
 
   // #region server
-  const oauth = createAuthorizationServer({
+  const oauth = await createAuthorizationServer({
     issuer,
     storage: memoryStorage(),
     // The endpoints' paths, spelled out (these are the library's defaults).
@@ -124,7 +124,6 @@ export async function createApp({ issuer, logger = consoleLogger }: RuntimeAppOp
     claims: (userId) => profileOf(userId),
     logger,
   });
-  await oauth.ready();
   // #endregion server
 
   // #region routes

@@ -33,7 +33,7 @@ export { type GuardedRequest, requireToken } from '../resource-server/express.js
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { createExpressRouter } from 'portcullis/express';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const app = express();
  * app.use(createExpressRouter(oauth)); // before express.json() and express.urlencoded()
  * app.use(express.json());
@@ -50,7 +50,7 @@ export { type GuardedRequest, requireToken } from '../resource-server/express.js
  * const keepRawBody = (req: IncomingMessage & { rawBody?: Buffer }, _res: unknown, buffer: Buffer) => {
  *   req.rawBody = buffer;
  * };
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const app = express();
  * app.use(express.json({ verify: keepRawBody }), express.urlencoded({ extended: false, verify: keepRawBody }));
  * app.use(createExpressRouter(oauth));

@@ -192,7 +192,7 @@ function headersOf(request: Request): Record<string, string> {
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { toOAuthRequest, toResponse } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  *
  * // Only the token endpoint, at a route of our own.
  * export async function token(request: Request): Promise<Response> {
@@ -263,7 +263,7 @@ export async function answerFetchRequest(
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { toResponse } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'https://auth.example.com' });
  *
  * export async function courses(request: Request): Promise<Response> {

@@ -25,7 +25,7 @@ export { toOAuthRequest, toResponse } from './fetch-messages.js';
  *   fallback: () => new Response('Not here', { status: 404 }),
  *   remoteAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
  * };
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * export default { fetch: createFetchHandler(oauth, options) };
  * ```
  * @see RFC 6749 §10.10 (rate limiting by client address needs the real address)
@@ -81,7 +81,7 @@ const notFound = (): Response =>
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { createFetchHandler } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * export default { fetch: createFetchHandler(oauth) };
  * ```
  * @example
@@ -91,7 +91,7 @@ const notFound = (): Response =>
  *
  * // Deno passes the peer address as the second argument of its handler.
  * interface ServeHandlerInfo { remoteAddr: { hostname: string } }
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const handler = createFetchHandler(oauth, {
  *   remoteAddress: (_request, info: ServeHandlerInfo) => info.remoteAddr.hostname,
  * });
@@ -107,15 +107,8 @@ export function createFetchHandler<Context = undefined>(
     'PORTCULLIS_BODY_ALREADY_READ',
     'a request body was read before it reached the authorization server, which answered 400: mount its handler before any middleware that reads bodies',
   );
-  // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
-  // until then `matches` is false before the server has started.
-  let started = false;
   return async (request, ...rest) => {
     const context = rest[0] as Context;
-    if (!started) {
-      await server.ready();
-      started = true;
-    }
     const remoteAddress = options.remoteAddress?.(request, context);
     const response = await answerFetchRequest(server, request, remoteAddress, warnBodyAlreadyRead);
     return response === null ? fallback(request, context) : toResponse(response);

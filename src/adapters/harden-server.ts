@@ -86,7 +86,7 @@ function positiveInteger(name: keyof HardenServerOptions, value: number): number
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { hardenServer, toNodeHandler } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const server = hardenServer(createServer(toNodeHandler(oauth)), { maxConnections: 2_048 });
  * server.listen(3000, '127.0.0.1');
  * ```

@@ -57,7 +57,7 @@ export function nodeHeaders(req: IncomingMessage): Record<string, string | undef
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { nodeHeaders, writeResponse } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * createServer(async (req, res) => {
  *   const result = await guard.check({ headers: nodeHeaders(req) }, { required: true });

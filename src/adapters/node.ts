@@ -30,7 +30,7 @@ export { nodeHeaders, writeResponse } from './node-messages.js';
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { type NextFunction, toNodeHandler } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const handle = toNodeHandler(oauth);
  * createServer((req, res) => {
  *   const next: NextFunction = () => res.writeHead(404).end('not found');
@@ -112,7 +112,7 @@ const notFound = {
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { hardenServer, toNodeHandler } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * hardenServer(createServer(toNodeHandler(oauth))).listen(3000, '127.0.0.1');
  * ```
  * @group Adapters
@@ -141,15 +141,8 @@ export function toNodeHandler(
     // (HTTP/1.0) still has a URL: the core reads only its path and query.
     { overrideGlobalObjects: false, hostname: 'localhost', errorHandler: bridgeError },
   );
-  // MERGE: remove `started` and the `ready()` await with the explicit start (PLAN.md decision 1);
-  // until then `matches` is false before the server has started.
-  let started = false;
   return async (req, res, next) => {
     try {
-      if (!started) {
-        await server.ready();
-        started = true;
-      }
       const request = req as HostRequest;
       // Express strips its mount path from `req.url`; the server's paths are absolute.
       const url = request.originalUrl ?? req.url ?? '/';

@@ -120,7 +120,7 @@ export interface ResolvedAddress {
  *
  * // A fixed table in tests: every name resolves to a test server on loopback.
  * const lookup: HostLookup = async () => [{ address: '127.0.0.1', family: 4 }];
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'http://127.0.0.1:3000',
  *   storage: memoryStorage(),
  *   clientIdMetadataDocuments: { enabled: true, lookup, allowSpecialUseAddresses: ['127.0.0.1'] },

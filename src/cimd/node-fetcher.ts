@@ -25,6 +25,7 @@ import type * as Dns from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import type * as Https from 'node:https';
 import type { Socket } from 'node:net';
+import { DEFAULTS } from '../defaults.js';
 import { type AddressRange, parseAddressRange, parseIPAddress } from '../protocol/ip-address.js';
 import { ClientMetadataDocumentError, type ClientMetadataDocumentProblem } from './errors.js';
 import type { HostLookup, MetadataFetcher, MetadataFetchResponse, ResolvedAddress } from './fetcher.js';
@@ -63,9 +64,6 @@ export interface NodeMetadataFetcherOptions {
   /** `User-Agent` sent with the request. Default `portcullis (client metadata fetcher)`. */
   userAgent?: string;
 }
-
-/** Default of {@link NodeMetadataFetcherOptions.connectTimeoutMs}. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 
 interface NodeModules {
   readonly https: typeof Https;
@@ -190,8 +188,9 @@ function header(value: string | string[] | undefined): string | undefined {
  */
 export function createNodeMetadataFetcher(options: NodeMetadataFetcherOptions = {}): MetadataFetcher {
   const allowed = parseAllowedAddresses(options.allowSpecialUseAddresses);
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const userAgent = options.userAgent ?? 'portcullis (client metadata fetcher)';
+  // The server's defaults (`clientIdMetadataDocuments`), also when the fetcher is used on its own.
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.clientIdMetadataDocuments.connectTimeoutMs;
+  const userAgent = options.userAgent ?? DEFAULTS.clientIdMetadataDocuments.userAgent;
   const ca =
     options.ca === undefined ? undefined : typeof options.ca === 'string' ? options.ca : [...options.ca];
 

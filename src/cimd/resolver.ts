@@ -17,6 +17,7 @@
  * @module
  */
 import { type Clock, type Logger, nowSeconds, silentLogger } from '../core/context.js';
+import { DEFAULTS } from '../defaults.js';
 import type { ClientIdMetadataDocumentOptions } from '../options.js';
 import type { ClientResolver } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -48,19 +49,8 @@ export interface ClientIdMetadataResolverOptions extends Omit<ClientIdMetadataDo
   logger?: Logger;
 }
 
-/** Defaults of {@link ClientIdMetadataDocumentOptions}. */
-export const CIMD_DEFAULTS = Object.freeze({
-  timeoutMs: 5000,
-  maxBytes: 5 * 1024,
-  maxRedirectUris: 10,
-  defaultTtlSeconds: 300,
-  minTtlSeconds: 60,
-  maxTtlSeconds: 3600,
-  maxEntries: 1000,
-  maxConcurrentFetches: 10,
-  hostFetchesPerMinute: 30,
-  failureCacheSeconds: 30,
-});
+/** Defaults of {@link ClientIdMetadataDocumentOptions}: the server's, also when used on its own. */
+const CIMD_DEFAULTS = DEFAULTS.clientIdMetadataDocuments;
 
 const URL_SHAPED = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const JSON_MEDIA_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json$/;
@@ -136,11 +126,11 @@ export function createClientIdMetadataResolver(
   const maxBytes = options.maxBytes ?? CIMD_DEFAULTS.maxBytes;
   const maxRedirectUris = options.maxRedirectUris ?? CIMD_DEFAULTS.maxRedirectUris;
   const bounds: CacheLifetimeBounds = {
-    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? CIMD_DEFAULTS.defaultTtlSeconds,
-    minTtlSeconds: options.cache?.minTtlSeconds ?? CIMD_DEFAULTS.minTtlSeconds,
-    maxTtlSeconds: options.cache?.maxTtlSeconds ?? CIMD_DEFAULTS.maxTtlSeconds,
+    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? CIMD_DEFAULTS.cache.defaultTtlSeconds,
+    minTtlSeconds: options.cache?.minTtlSeconds ?? CIMD_DEFAULTS.cache.minTtlSeconds,
+    maxTtlSeconds: options.cache?.maxTtlSeconds ?? CIMD_DEFAULTS.cache.maxTtlSeconds,
   };
-  const maxEntries = options.cache?.maxEntries ?? CIMD_DEFAULTS.maxEntries;
+  const maxEntries = options.cache?.maxEntries ?? CIMD_DEFAULTS.cache.maxEntries;
   const allowedAddresses = parseAllowedAddresses(options.allowSpecialUseAddresses);
   const fetcher: MetadataFetcher =
     options.fetcher ??

@@ -32,7 +32,7 @@ export type LogFields = Readonly<Record<string, string | number | boolean | unde
  *   warn: (message, fields) => console.warn(JSON.stringify({ level: 'warn', message, ...fields })),
  *   error: (message, fields) => console.error(JSON.stringify({ level: 'error', message, ...fields })),
  * };
- * createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), logger });
+ * await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), logger });
  * ```
  * @see docs/security.md, "What the host must do" (logging hygiene)
  * @group Runtime
@@ -57,7 +57,7 @@ export interface Logger {
  * import { createAuthorizationServer, memoryStorage, silentLogger } from 'portcullis';
  *
  * // Tests that expect errors, without the noise.
- * createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), logger: silentLogger });
+ * await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), logger: silentLogger });
  * ```
  * @see docs/security.md, "What the host must do" (logging hygiene)
  * @group Runtime
@@ -79,7 +79,7 @@ export const silentLogger: Logger = {
  *
  * let now = Date.parse('2030-01-01T00:00:00Z');
  * const clock: Clock = () => now;
- * createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), clock });
+ * await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), clock });
  * now += 61_000; // codes issued before are now expired (60 s)
  * ```
  * @see RFC 6749 §4.1.2 (code lifetime)

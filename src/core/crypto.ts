@@ -73,7 +73,7 @@ export function portableBase64url(bytes: Uint8Array): string {
  * // Deterministic ids in a snapshot test.
  * let counter = 0;
  * const random: RandomSource = (length) => new Uint8Array(length).fill(counter++ % 256);
- * createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), random });
+ * await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage(), random });
  * ```
  * @see RFC 6749 §10.10 (credential guessing)
  * @group Runtime

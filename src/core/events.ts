@@ -84,7 +84,7 @@ export type AuthorizationServerEvent = EventBase &
  * const onEvent: EventListener = (event) => {
  *   if (event.type === 'client_authentication.failed') console.warn('failed client auth', event.clientId);
  * };
- * createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), onEvent });
+ * await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), onEvent });
  * ```
  * @see docs/security.md (what the events name, and never carry)
  * @group Audit Events

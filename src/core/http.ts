@@ -16,7 +16,7 @@ import { OAuthError, toOAuthError } from './errors.js';
  *
  * const request: OAuthRequest = {
  *   method: 'POST',
- *   url: '/api/oauth/register',
+ *   url: '/oauth/register',
  *   headers: { 'content-type': 'application/json' },
  *   body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:49152/cb'] }),
  * };

@@ -82,7 +82,7 @@ export type RateLimitDecision =
  *     return { allowed: true };
  *   },
  * };
- * createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), rateLimiter });
+ * await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), rateLimiter });
  * ```
  * @see RFC 6749 §10.10; RFC 7591 §3; RFC 7662 §4
  * @group Rate Limiting

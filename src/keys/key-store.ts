@@ -1,5 +1,6 @@
 /**
- * Signing keys: loaded from options or from storage (generated on first start), with rotation.
+ * Signing keys: loaded from options or from storage (generated on first start); rotation is in
+ * `rotation.ts`.
  * A new key signs at once; retired keys stay in the JWKS until every token they signed has expired.
  * Keys live in storage so that every instance signs with, and publishes, the same set.
  * @module
@@ -251,29 +252,8 @@ export class KeyStore {
     return this.#keys;
   }
 
-  /**
-   * Rotates: a new key per algorithm signs from now on; the previous ones retire now and stay
-   * published for `retentionSeconds`, until what they signed has expired.
-   */
-  async rotate(): Promise<void> {
-    if (this.#options.privateJwks !== undefined) {
-      throw new TypeError('keys come from options.keys.privateJwks: rotate them there');
-    }
-    await this.#reload();
-    const now = nowSeconds(this.#runtime.clock);
-    const records = await this.#storage.keys.list();
-    for (const record of records) {
-      if (record.retiresAt !== undefined || (record.expiresAt !== undefined && record.expiresAt <= now))
-        continue;
-      await this.#storage.keys.update({
-        ...record,
-        retiresAt: now,
-        expiresAt: now + this.#options.retentionSeconds,
-      });
-    }
-    for (const alg of this.#options.algs) {
-      await this.#storage.keys.add(await generateSigningKey(alg, now));
-    }
+  /** Reads the key set from storage now (after a rotation, see `rotation.ts`). */
+  async refresh(): Promise<void> {
     await this.#reload();
   }
 }

@@ -51,7 +51,7 @@ const ALLOWED: RateLimitDecision = Object.freeze({ allowed: true });
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { createMemoryRateLimiter } from 'portcullis/rate-limit';
  *
- * const server = createAuthorizationServer({
+ * const server = await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   rateLimiter: createMemoryRateLimiter({ limits: { register: { points: 5, durationSeconds: 3600 } } }),

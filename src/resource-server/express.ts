@@ -46,7 +46,7 @@ export type GuardedRequest = Request & { auth: Principal };
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { type GuardedRequest, requireToken } from 'portcullis/express';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const app = express();
  * app.get('/api/v1/courses', requireToken(oauth.guard({ resource: 'http://127.0.0.1:3000' }), { scope: 'courses:read' }), (req, res) => {
  *   const { auth } = req as GuardedRequest;

@@ -23,7 +23,7 @@ import type { GuardRequirement, Principal, ResourceGuard } from './guard.js';
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { withGuard } from 'portcullis/fetch';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const courses = withGuard(oauth.guard({ resource: 'https://auth.example.com' }), { scope: 'courses:read' }, async (_request, auth) =>
  *   Response.json({ caller: auth.anonymous ? null : auth.subject }),
  * );

@@ -123,7 +123,7 @@ export interface ResourceGuardOptions {
  * ```ts
  * import { createAuthorizationServer, memoryStorage, type ResourceGuard } from 'portcullis';
  *
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
  * const guard: ResourceGuard = oauth.guard({ resource: 'https://auth.example.com' });
  * console.log(guard.resource); // https://auth.example.com
  * ```
@@ -172,7 +172,7 @@ function headerRecord(headers: GuardRequest['headers']): Record<string, string |
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * const result = await guard.check({ headers: { authorization: 'Bearer abc' } }, { scope: 'courses:read' });
  * if (!result.ok) console.log(result.response.status); // 401

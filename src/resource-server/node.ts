@@ -26,7 +26,7 @@ import type { GuardRequirement, Principal, ResourceGuard } from './guard.js';
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  * import { guardNodeRequest } from 'portcullis/node';
  *
- * const oauth = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * createServer(async (req, res) => {
  *   const principal = await guardNodeRequest(guard, req, res, { scope: 'courses:read', required: true });

@@ -255,7 +255,7 @@ export function jwksVerifier(options: JwksVerifierOptions): AccessTokenVerifier 
  * import { introspectionVerifier, type IntrospectionVerifierOptions } from 'portcullis';
  *
  * const options: IntrospectionVerifierOptions = {
- *   endpoint: 'https://auth.example.com/api/oauth/introspect',
+ *   endpoint: 'https://auth.example.com/oauth/introspect',
  *   clientId: 'notes-api',
  *   clientSecret: process.env.NOTES_API_SECRET ?? '',
  * };
@@ -293,7 +293,7 @@ export interface IntrospectionVerifierOptions {
  * const guard = createResourceGuard({
  *   resource: 'https://api.example.com',
  *   verifier: introspectionVerifier({
- *     endpoint: 'https://auth.example.com/api/oauth/introspect',
+ *     endpoint: 'https://auth.example.com/oauth/introspect',
  *     clientId: 'api',
  *     clientSecret: process.env.INTROSPECTION_SECRET ?? '',
  *   }),

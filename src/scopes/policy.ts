@@ -80,10 +80,14 @@ export interface ScopePolicy {
  *
  * @example
  * ```ts
- * import { courseSchoolScopes, createScopePolicy, type ScopePolicyOptions } from 'portcullis';
+ * import { createScopePolicy, defineScopes, oidcScopes, type ScopePolicyOptions } from 'portcullis';
  *
  * const options: ScopePolicyOptions = {
- *   registry: courseSchoolScopes,
+ *   registry: defineScopes([
+ *     ...oidcScopes,
+ *     { name: 'courses:read', description: 'Read access to courses' },
+ *     { name: 'courses:write', description: 'Write access to courses' },
+ *   ]),
  *   defaultScopes: ['openid', 'courses:read'],
  *   grantable: (_userId, _client, scope) => scope.filter((s) => !s.endsWith(':write')),
  * };
@@ -123,10 +127,10 @@ export interface ScopePolicyOptions {
  * @see RFC 6749 §3.3
  * @example
  * ```ts
- * import { courseSchoolScopes, createScopePolicy } from 'portcullis';
+ * import { createScopePolicy, defineScopes, oidcScopes } from 'portcullis';
  *
  * const scopePolicy = createScopePolicy({
- *   registry: courseSchoolScopes,
+ *   registry: defineScopes([...oidcScopes, { name: 'notes:write', description: 'Change your notes' }]),
  *   // students may not grant write access
  *   grantable: (userId, client, scope) => scope.filter((s) => !s.endsWith(':write') || userId === 'owner'),
  * });

@@ -29,10 +29,11 @@ export interface ScopeDefinition {
  *
  * @example
  * ```ts
- * import { courseSchoolScopes } from 'portcullis';
+ * import { defineScopes, oidcScopes } from 'portcullis';
  *
- * console.log(courseSchoolScopes.get('courses:read')?.description); // 'Read access to courses'
- * console.log(courseSchoolScopes.scopes.length); // 38
+ * const registry = defineScopes([...oidcScopes, { name: 'notes:read', description: 'Read your notes' }]);
+ * console.log(registry.get('notes:read')?.description); // 'Read your notes'
+ * console.log(registry.scopes.length); // 4
  * ```
  * @see RFC 6749 §3.3
  * @group Scopes (RFC 6749 §3.3)
@@ -90,49 +91,4 @@ export const oidcScopes: readonly ScopeDefinition[] = Object.freeze([
   { name: 'openid', description: 'Confirm who you are (OpenID Connect sign-in)', kind: 'identity' },
   { name: 'profile', description: 'See your basic profile: name and picture', kind: 'identity' },
   { name: 'email', description: 'See your email address', kind: 'identity' },
-]);
-
-const area = (name: string, words: string): ScopeDefinition[] => [
-  { name: `${name}:read`, description: `Read access to ${words}`, kind: 'api' },
-  { name: `${name}:write`, description: `Write access to ${words}`, kind: 'api' },
-];
-
-/**
- * The 38 scopes of the course-school platform (spec §5.4), with the descriptions the spec gives.
- * A ready registry for {@link createScopePolicy}.
- *
- * @see RFC 6749 §3.3
- *
- * @example
- * ```ts
- * import { courseSchoolScopes, createScopePolicy } from 'portcullis';
- *
- * const scopePolicy = createScopePolicy({ registry: courseSchoolScopes });
- * ```
- * @group Scopes (RFC 6749 §3.3)
- */
-export const courseSchoolScopes: ScopeRegistry = defineScopes([
-  { name: 'openid', description: 'OpenID Connect authentication', kind: 'identity' },
-  { name: 'profile', description: 'Basic profile information', kind: 'identity' },
-  { name: 'email', description: 'Email address', kind: 'identity' },
-  ...area('courses', 'courses'),
-  ...area('students', 'students'),
-  ...area('members', 'members'),
-  { name: 'analytics:read', description: 'Read access to analytics', kind: 'api' },
-  ...area('curriculum', 'curriculum'),
-  { name: 'orders:read', description: 'Read access to orders', kind: 'api' },
-  ...area('school', 'school'),
-  ...area('appearance', 'appearance'),
-  ...area('events', 'events'),
-  ...area('membership_plans', 'membership plans'),
-  ...area('coupons', 'coupons'),
-  ...area('posts', 'posts'),
-  ...area('subscriptions', 'subscriptions'),
-  ...area('digital_products', 'digital products'),
-  { name: 'comments:read', description: 'Read access to comments', kind: 'api' },
-  ...area('lecturers', 'lecturers'),
-  { name: 'storage:write', description: 'Write access to storage', kind: 'api' },
-  { name: 'forms:read', description: 'Read access to forms', kind: 'api' },
-  ...area('pages', 'pages'),
-  ...area('account', 'account'),
 ]);

@@ -49,7 +49,7 @@ function sweep<K, V>(map: Map<K, V>, expired: (value: V) => boolean, onDelete?: 
  * ```ts
  * import { createAuthorizationServer, memoryStorage } from 'portcullis';
  *
- * const server = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
+ * const server = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * ```
  * @group Storage
  * @category Contract

@@ -217,7 +217,7 @@ function pgliteExecutor(connection: PgliteConnection): SqlExecutor {
  * import { pgliteStorage } from 'portcullis/pglite';
  *
  * const storage = pgliteStorage({ dataDir: './.data/portcullis' });
- * const server = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
+ * const server = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
  * ```
  * @group Storage
  */

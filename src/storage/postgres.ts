@@ -162,8 +162,9 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
  * @param options - schema, migrations, prepared statements, cleanup batch size
  * @returns the storage; its `close()` ends the pool only if the storage created it
  * @throws TypeError when the schema name is not a plain identifier or the batch size not a positive integer.
- * Later failures (connection, a schema behind with `autoMigrate: false`) reject the storage's calls,
- * which the server answers `500 server_error`.
+ * A connection or schema problem fails the server's start (`createAuthorizationServer` rejects with a
+ * `StartupError`: `storage_unavailable`, or `storage_migration_failed` for a schema behind with
+ * `autoMigrate: false`); later failures reject the storage's calls, answered `500 server_error`.
  * @see RFC 6749 §4.1.2 and §10.5 (single-use codes), RFC 9700 §4.14.2 (refresh rotation): the atomic steps, as single conditional statements; docs/storage.md
  * @example
  * ```ts
@@ -171,7 +172,7 @@ function pgExecutor(connection: PostgresConnection, prepared: boolean): SqlExecu
  * import { postgresStorage } from 'portcullis/postgres';
  *
  * const storage = postgresStorage({ connectionString: 'postgres://portcullis@db.internal/auth' });
- * const server = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
+ * const server = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
  * ```
  * @group Storage
  */

@@ -76,7 +76,7 @@ export type SqliteStorageOptions = (
  * import { sqliteStorage } from 'portcullis/sqlite';
  *
  * const storage = sqliteStorage({ dataDir: './.data' });
- * const server = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
+ * const server = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
  * ```
  * @group Storage
  */

@@ -67,11 +67,11 @@ function uploadThenRead(
   });
 }
 
-const h = new Harness();
+let h: Harness;
 const servers: Record<string, Server> = {};
 
 beforeAll(async () => {
-  await h.server.ready();
+  h = await Harness.start();
   const app = express();
   app.use(createExpressRouter(h.server));
   servers.node = createServer(toNodeHandler(h.server));

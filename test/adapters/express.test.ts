@@ -12,11 +12,11 @@ import { createExpressRouter } from '../../src/adapters/express.js';
 import { form, Harness, json } from '../helpers/harness.js';
 import { rawHttp, type TestRequest } from '../helpers/transports.js';
 
-const h = new Harness();
+let h: Harness;
 const servers: Server[] = [];
 
 beforeAll(async () => {
-  await h.server.ready();
+  h = await Harness.start();
 });
 
 afterAll(async () => {

@@ -141,20 +141,22 @@ describe('toOAuthRequest', () => {
 });
 
 describe('createFetchHandler', () => {
-  const h = new Harness();
+  let h: Harness;
   const received: OAuthRequest[] = [];
-  const recording: AuthorizationServer = {
-    ...h.server,
-    handle: (request) => {
-      received.push(request);
-      return h.server.handle(request);
-    },
-  };
+  /** The started server, with its requests recorded on the way to the core. */
+  let recording: AuthorizationServer;
   const warnings: Error[] = [];
   const onWarning = (warning: Error) => warnings.push(warning);
 
   beforeAll(async () => {
-    await h.server.ready();
+    h = await Harness.start();
+    recording = {
+      ...h.server,
+      handle: (request) => {
+        received.push(request);
+        return h.server.handle(request);
+      },
+    };
     process.on('warning', onWarning);
   });
   afterEach(() => {

@@ -10,11 +10,11 @@ import { hardenServer, toNodeHandler } from '../../src/adapters/node.js';
 import { Harness } from '../helpers/harness.js';
 import { RawConnection, rawRequest } from './raw-connection.js';
 
-const h = new Harness();
+let h: Harness;
 const servers: Server[] = [];
 
 beforeAll(async () => {
-  await h.server.ready();
+  h = await Harness.start();
 });
 
 afterEach(async () => {

@@ -16,7 +16,7 @@ import { CB, Harness } from '../helpers/harness.js';
 import { RawConnection, rawRequest } from './raw-connection.js';
 
 const LIMIT = 1024;
-const h = new Harness({ options: { maxBodyBytes: LIMIT } });
+let h: Harness;
 /** What the core received, newest last. */
 const received: OAuthRequest[] = [];
 let server: Server;
@@ -44,7 +44,7 @@ async function stop(http: Server): Promise<void> {
 }
 
 beforeAll(async () => {
-  await h.server.ready();
+  h = await Harness.start({ options: { maxBodyBytes: LIMIT } });
   server = createServer(toNodeHandler(recording(h.server)));
   port = await listen(server);
 });

@@ -592,12 +592,12 @@ function expectScenario(scenario: Scenario, reference: Normalised): void {
 }
 
 describe('adapter parity: one table through in-process, Express, Fetch and node:http', () => {
-  const h = new Harness();
+  let h: Harness;
   const transports: Transport[] = [];
   const ctx: Context = { clientId: '' };
 
   beforeAll(async () => {
-    await h.server.ready();
+    h = await Harness.start();
     for (const make of Object.values(TRANSPORTS)) transports.push(await make(h.server));
     ctx.clientId = (await h.register()).client_id;
   });
@@ -664,12 +664,12 @@ function parserReads(request: TestRequest): boolean {
 describe.each([true, false])(
   'adapter parity: Express after body parsers (raw body kept: %s)',
   (keepRawBody) => {
-    const h = new Harness();
+    let h: Harness;
     const ctx: Context = { clientId: '' };
     let transport: Transport;
 
     beforeAll(async () => {
-      await h.server.ready();
+      h = await Harness.start();
       transport = await expressAfterParsers(h.server, keepRawBody);
       ctx.clientId = (await h.register()).client_id;
     });

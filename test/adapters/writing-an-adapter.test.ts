@@ -15,19 +15,21 @@ import type { AuthorizationServer } from '../../src/server.js';
 import { CB, Harness } from '../helpers/harness.js';
 import { rawHttp } from '../helpers/transports.js';
 
-const h = new Harness();
+let h: Harness;
 const received: OAuthRequest[] = [];
-const recording: AuthorizationServer = {
-  ...h.server,
-  handle: (request) => {
-    received.push(request);
-    return h.server.handle(request);
-  },
-};
+/** The started server, with its requests recorded on the way to the core. */
+let recording: AuthorizationServer;
 const registration = JSON.stringify({ client_name: 'guide', redirect_uris: [CB] });
 
 beforeAll(async () => {
-  await h.server.ready();
+  h = await Harness.start();
+  recording = {
+    ...h.server,
+    handle: (request) => {
+      received.push(request);
+      return h.server.handle(request);
+    },
+  };
 });
 afterAll(async () => {
   await h.close();
@@ -64,7 +66,10 @@ describe('the Hono middleware of the guide', () => {
 });
 
 describe('the Lambda adapter of the guide', () => {
-  const handler = lambdaHandler(recording);
+  let handler: ReturnType<typeof lambdaHandler>;
+  beforeAll(() => {
+    handler = lambdaHandler(recording);
+  });
   const event = (overrides: Partial<LambdaEvent>): LambdaEvent => ({
     rawPath: '/api/oauth/register',
     rawQueryString: '',

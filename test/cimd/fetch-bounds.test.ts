@@ -222,7 +222,7 @@ describe('ABU-04 through the server', () => {
 
   it('300 junk token requests naming one unreachable document cost one outbound fetch and answer 400 invalid_client', async () => {
     const { fetcher, stats } = countingFetcher();
-    h = new Harness({ options: { clientIdMetadataDocuments: { enabled: true, fetcher } } });
+    h = await Harness.start({ options: { clientIdMetadataDocuments: { enabled: true, fetcher } } });
     const statuses = new Set<number>();
     const descriptions = new Set<string>();
     for (let i = 0; i < 300; i++) {

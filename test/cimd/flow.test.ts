@@ -57,8 +57,8 @@ afterAll(async () => {
   await canary.close();
 });
 
-function harness(cimd: ClientIdMetadataDocumentOptions): Harness {
-  return new Harness({ options: { clientIdMetadataDocuments: { enabled: true, ...cimd } } });
+function harness(cimd: ClientIdMetadataDocumentOptions): Promise<Harness> {
+  return Harness.start({ options: { clientIdMetadataDocuments: { enabled: true, ...cimd } } });
 }
 
 /** The authorization URL of the metadata-document client, with a loopback port of its choosing. */
@@ -76,8 +76,8 @@ function authorizeUrl(
 
 describe('a metadata-document client, allowed by the test (CIMD-01, CIMD-10, ATK-42)', () => {
   let h: Harness;
-  beforeAll(() => {
-    h = harness({ ca: certificate.cert, lookup, allowSpecialUseAddresses: ['127.0.0.1'] });
+  beforeAll(async () => {
+    h = await harness({ ca: certificate.cert, lookup, allowSpecialUseAddresses: ['127.0.0.1'] });
   });
   afterAll(() => h.close());
 
@@ -165,9 +165,9 @@ describe('a metadata-document client, allowed by the test (CIMD-01, CIMD-10, ATK
 
 describe('the same server, not allowed: default special-use rules (CIMD-07, ATK-37)', () => {
   let h: Harness;
-  beforeAll(() => {
+  beforeAll(async () => {
     // Trusts the certificate and resolves the names, but allows no special-use address.
-    h = harness({ ca: certificate.cert, lookup });
+    h = await harness({ ca: certificate.cert, lookup });
   });
   afterAll(() => h.close());
 

@@ -274,7 +274,7 @@ import { toNodeHandler } from 'portcullis/node';
 import { runStorageConformance } from 'portcullis/testing';
 
 const storage: Storage = memoryStorage();
-const server = createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
+const server = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage });
 const app = express();
 app.use(createExpressRouter(server));
 const handle: (request: Request) => Promise<Response> = createFetchHandler(server);
@@ -309,7 +309,7 @@ interface Flow {
   httpServer: Server;
   /** Origin of the Express app, which is also the issuer. */
   issuer: string;
-  server: ReturnType<Core['createAuthorizationServer']>;
+  server: Awaited<ReturnType<Core['createAuthorizationServer']>>;
   handleFetch: (request: Request) => Promise<Response>;
   /** Clients registered so far, by adapter. */
   clients: Record<string, { client_id: string; redirect_uris: string[] }>;
@@ -354,7 +354,7 @@ describe('a flow against the installed package', () => {
     const httpServer = createServer(app);
     await new Promise<void>((done) => httpServer.listen(0, '127.0.0.1', done));
     const issuer = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-    const server = core.createAuthorizationServer({
+    const server = await core.createAuthorizationServer({
       issuer,
       storage: core.memoryStorage(),
       // A test login: the `user` cookie names the signed-in user.
@@ -373,7 +373,6 @@ describe('a flow against the installed package', () => {
       const { auth } = req as GuardedRequest;
       res.json({ subject: auth.anonymous ? null : auth.subject });
     });
-    await server.ready();
     Object.assign(flow, { core, httpServer, issuer, server, handleFetch: createFetchHandler(server) });
   });
 
@@ -386,14 +385,14 @@ describe('a flow against the installed package', () => {
     expect(viaExpress.status).toBe(200);
     const metadata = (await viaFetch.json()) as Record<string, unknown>;
     expect(metadata.issuer).toBe(issuer);
-    expect(metadata.registration_endpoint).toBe(`${issuer}/api/oauth/register`);
+    expect(metadata.registration_endpoint).toBe(`${issuer}/oauth/register`);
     expect(await viaExpress.json()).toEqual(metadata);
   });
 
   it('registers a loopback client through the Fetch handler (RFC 7591)', async () => {
     const issuer = need('issuer');
     const response = await need('handleFetch')(
-      new Request(`${issuer}/api/oauth/register`, registration('http://127.0.0.1:49152/callback')),
+      new Request(`${issuer}/oauth/register`, registration('http://127.0.0.1:49152/callback')),
     );
     expect(response.status).toBe(201);
     const client = (await response.json()) as Flow['clients'][string];
@@ -403,7 +402,7 @@ describe('a flow against the installed package', () => {
 
   it('registers a loopback client through the Express router (RFC 7591)', async () => {
     const response = await fetch(
-      `${need('issuer')}/api/oauth/register`,
+      `${need('issuer')}/oauth/register`,
       registration('http://127.0.0.1:49153/callback'),
     );
     expect(response.status).toBe(201);
@@ -456,7 +455,7 @@ describe('a flow against the installed package', () => {
   });
 
   it('exchanges the code with the PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5)', async () => {
-    const response = await fetch(`${need('issuer')}/api/oauth/token`, {
+    const response = await fetch(`${need('issuer')}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
@@ -479,7 +478,7 @@ describe('a flow against the installed package', () => {
 
   it('serves UserInfo and a guarded API route to the access token', async () => {
     const authorization = `Bearer ${need('tokens').access_token}`;
-    const userinfo = await fetch(`${need('issuer')}/api/oauth/userinfo`, { headers: { authorization } });
+    const userinfo = await fetch(`${need('issuer')}/oauth/userinfo`, { headers: { authorization } });
     expect(await userinfo.json()).toEqual({
       sub: 'ada',
       name: 'Ada Lovelace',
@@ -495,7 +494,7 @@ describe('a flow against the installed package', () => {
 
   it('refreshes with rotation: the new refresh token works, the old one is refused', async () => {
     const refresh = (refreshToken: string) =>
-      fetch(`${need('issuer')}/api/oauth/token`, {
+      fetch(`${need('issuer')}/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({

@@ -4,10 +4,10 @@
  * links resolve.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { courseSchoolScopes } from 'portcullis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../examples/course-school/src/api/route-table.js';
 import type { CourseSchoolServer } from '../../examples/course-school/src/app.js';
+import { courseSchoolScopes } from '../../examples/course-school/src/scopes.js';
 import { startTestServer } from '../helpers/course-school.js';
 
 let app: CourseSchoolServer;

@@ -2,10 +2,11 @@
  * The route table: one scope per operation, from the spec's 38; every scope area of spec §5.4 has
  * its family; what a student may grant follows from the table.
  */
-import { courseSchoolScopes } from 'portcullis';
+
 import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../examples/course-school/src/api/route.js';
 import { API_ROUTES, grantableScopes } from '../../examples/course-school/src/api/route-table.js';
+import { courseSchoolScopes } from '../../examples/course-school/src/scopes.js';
 
 const supported = courseSchoolScopes.scopes.map((s) => s.name);
 

@@ -19,7 +19,7 @@ afterEach(async () => {
 
 describe('docs/login-and-consent.md', () => {
   it('a string loginUrl gets return_to, and reauthenticate=1 for prompt=login', async () => {
-    harness = new Harness();
+    harness = await Harness.start();
     const h = harness;
     const client = await h.register();
     const first = await h.authorize(h.authorizeUrl(client, pkce(), { login_hint: 'ada@example.com' }));
@@ -42,7 +42,7 @@ describe('docs/login-and-consent.md', () => {
   });
 
   it('a loginUrl function receives the context', async () => {
-    harness = new Harness({ options: { loginUrl: options.loginUrl } });
+    harness = await Harness.start({ options: { loginUrl: options.loginUrl } });
     const h = harness;
     const client = await h.register();
     const response = await h.authorize(
@@ -56,7 +56,7 @@ describe('docs/login-and-consent.md', () => {
   });
 
   it('max_age: an older sign-in sends the browser to log in again', async () => {
-    harness = new Harness();
+    harness = await Harness.start();
     const h = harness;
     const client = await h.register();
     const cookie = h.login('ada');
@@ -76,7 +76,7 @@ describe('docs/login-and-consent.md', () => {
   });
 
   it('a page returned as a string gets the library headers and completes the flow', async () => {
-    harness = new Harness({ options: { consent: { render: consentPage } } });
+    harness = await Harness.start({ options: { consent: { render: consentPage } } });
     const h = harness;
     const client = await h.register({ client_name: '<script>alert(1)</script>' });
     const p = pkce();
@@ -96,7 +96,7 @@ describe('docs/login-and-consent.md', () => {
   });
 
   it('a whole response keeps its own headers', async () => {
-    harness = new Harness({ options: { consent: { render: styledConsentPage } } });
+    harness = await Harness.start({ options: { consent: { render: styledConsentPage } } });
     const h = harness;
     const client = await h.register();
     const cookie = h.login('ada');

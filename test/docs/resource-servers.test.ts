@@ -59,7 +59,7 @@ async function issue(storage: Storage, audience: string, scope = ['notes:read'])
 
 describe('docs/resource-servers.md', () => {
   it('serves protected-resource metadata for the same-origin resource, at the path-inserted URL', async () => {
-    server = createOAuth(memoryStorage());
+    server = await createOAuth(memoryStorage());
     const handler = createFetchHandler(server);
     const mcp = await handler(
       new Request('https://auth.example.com/.well-known/oauth-protected-resource/mcp'),
@@ -119,7 +119,7 @@ describe('docs/resource-servers.md', () => {
 
   it('the introspection verifier asks the configured caller endpoint on every request', async () => {
     const storage = memoryStorage();
-    server = createOAuthWithIntrospection(storage, SECRET);
+    server = await createOAuthWithIntrospection(storage, SECRET);
     const handler = createFetchHandler(server);
     let calls = 0;
     const fetchImpl = (async (input: RequestInfo | URL, init?: RequestInit) => {

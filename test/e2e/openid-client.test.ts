@@ -47,7 +47,7 @@ describe.each(Object.keys(ADAPTERS))('openid-client end to end through the %s ad
     http = createServer((req, res) => listener(req, res));
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    h = new Harness({
+    h = await Harness.start({
       // openid-client checks iat/exp against the real clock.
       options: {
         issuer,

@@ -56,7 +56,7 @@ describe.skipIf(missing.length > 0)('docs/getting-started.md, a first flow with 
     const server = outer.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const { app, oauth } = createApp(origin);
+    const { app, oauth } = await createApp(origin);
     outer.use(app);
     close = async () => {
       await oauth.close();

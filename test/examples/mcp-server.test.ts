@@ -87,8 +87,7 @@ describe('examples/mcp-server with the MCP SDK client', () => {
       );
     });
     origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    example = createMcpExample(origin);
-    await example.oauth.ready();
+    example = await createMcpExample(origin);
   });
   afterAll(async () => {
     await example?.oauth.close();

@@ -9,7 +9,7 @@ type Start = () => Promise<{ origin: string; stop: () => Promise<void> }>;
 
 const examples: Record<string, Start> = {
   'minimal-express': async () => {
-    const { app, oauth } = createExpressApp('http://127.0.0.1');
+    const { app, oauth } = await createExpressApp('http://127.0.0.1');
     const server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     const { port } = server.address() as AddressInfo;
@@ -22,7 +22,7 @@ const examples: Record<string, Start> = {
     };
   },
   'minimal-hono': async () => {
-    const { app, oauth } = createHonoApp('http://127.0.0.1');
+    const { app, oauth } = await createHonoApp('http://127.0.0.1');
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });
@@ -56,11 +56,11 @@ describe.each(Object.entries(examples))('example %s', (_name, start) => {
     expect(response.status).toBe(200);
     const metadata = (await response.json()) as Record<string, unknown>;
     expect(metadata.issuer).toBe('http://127.0.0.1');
-    expect(metadata.registration_endpoint).toBe('http://127.0.0.1/api/oauth/register');
+    expect(metadata.registration_endpoint).toBe('http://127.0.0.1/oauth/register');
   });
 
   it('registers a loopback client (RFC 7591)', async () => {
-    const response = await fetch(`${origin}/api/oauth/register`, {
+    const response = await fetch(`${origin}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({

@@ -68,7 +68,7 @@ async function setUp() {
   const failing = failingStorage();
   const warnings: string[] = [];
   const logger: Logger = { debug() {}, info() {}, warn: (message) => warnings.push(message), error() {} };
-  const h = new Harness({ storage: failing.storage, options: { logger } });
+  const h = await Harness.start({ storage: failing.storage, options: { logger } });
   harnesses.push(h);
   await h.tokens(); // keys generated and read back: not part of the steps under test
   const client = await h.register({ token_endpoint_auth_method: 'client_secret_post' });

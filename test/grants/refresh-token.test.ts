@@ -1,13 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
+import { SPEC_PATHS } from '../helpers/spec-paths.js';
 import type { TestResponse } from '../helpers/transports.js';
 
 let h: Harness;
 /** The default grace window, in seconds. */
 const GRACE = 10;
 
-beforeEach(() => {
-  h = new Harness();
+beforeEach(async () => {
+  h = await Harness.start();
 });
 afterEach(() => h.close());
 
@@ -129,7 +130,7 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
   });
 
   it('ATK-18 without a grace window, two concurrent refreshes with one token: exactly one succeeds, and the other is reuse that revokes the grant', async () => {
-    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 0 } } });
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 0 } } });
     try {
       const { client, body } = await g.tokens();
       const results = await Promise.all([
@@ -149,9 +150,10 @@ describe('refresh_token grant (RFC 6749 §6, OAuth 2.1 §4.3)', () => {
   it('a refresh survives a restart of the server when storage does', async () => {
     const { client, body } = await h.tokens();
     const { createAuthorizationServer } = await import('../../src/server.js');
-    const restarted = createAuthorizationServer({
+    const restarted = await createAuthorizationServer({
       issuer: ISSUER,
       storage: h.storage,
+      paths: SPEC_PATHS,
       clock: h.clock.ms,
       housekeepingIntervalSeconds: 0,
     });
@@ -233,7 +235,7 @@ describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03
   });
 
   it('with refreshGraceSeconds: 0 an immediate identical retry is reuse', async () => {
-    const g = new Harness({ options: { tokens: { refreshGraceSeconds: 0 } } });
+    const g = await Harness.start({ options: { tokens: { refreshGraceSeconds: 0 } } });
     try {
       const { client, body } = await g.tokens();
       expect((await g.refresh(client, body.refresh_token as string)).status).toBe(200);
@@ -262,7 +264,7 @@ describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03
 
 describe('ID tokens on refresh (tokens.idTokenOnRefresh, OIDC Core §12.2)', () => {
   it('carry the auth_time of the original login, read with the refresh token', async () => {
-    const g = new Harness({ options: { tokens: { idTokenOnRefresh: true } } });
+    const g = await Harness.start({ options: { tokens: { idTokenOnRefresh: true } } });
     try {
       const { client, body } = await g.tokens();
       const first = JSON.parse(Buffer.from(String(body.id_token).split('.')[1]!, 'base64url').toString());

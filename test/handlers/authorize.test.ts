@@ -20,7 +20,7 @@ let client: RegisteredClient;
 let p: Pkce;
 
 beforeEach(async () => {
-  h = new Harness();
+  h = await Harness.start();
   client = await h.register();
   p = pkce();
 });
@@ -637,10 +637,10 @@ describe('consent form security (RFC 6749 §10.12, §10.13; RFC 9700 §4.16)', (
   });
 
   it('the user may grant only what the scope policy allows them', async () => {
-    const restricted = new Harness({
+    const restricted = await Harness.start({
       options: {
         scopePolicy: (await import('../../src/scopes/policy.js')).createScopePolicy({
-          registry: (await import('../../src/scopes/registry.js')).courseSchoolScopes,
+          registry: (await import('../fixtures/course-school-scopes.js')).courseSchoolScopes,
           grantable: (userId, _client, scope) =>
             userId === 'grace' ? scope.filter((s) => !s.endsWith(':write')) : scope,
         }),

@@ -35,8 +35,8 @@ function expectUnauthorized(response: TestResponse): void {
 
 describe('Token introspection (RFC 7662)', () => {
   let h: Harness;
-  beforeEach(() => {
-    h = harnessWithIntrospection();
+  beforeEach(async () => {
+    h = await harnessWithIntrospection();
   });
   afterEach(async () => {
     await h.close();
@@ -90,7 +90,7 @@ describe('Token introspection (RFC 7662)', () => {
         },
       };
       await h.close();
-      h = harnessWithIntrospection({ options: { rateLimiter: limiter } });
+      h = await harnessWithIntrospection({ options: { rateLimiter: limiter } });
       const statuses: number[] = [];
       for (let i = 0; i < 8; i++) statuses.push((await introspect(h, `guess-${i}`)).status);
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
@@ -170,7 +170,7 @@ describe('Token introspection (RFC 7662)', () => {
 
     it('a token for a resource the resource server was not declared for', async () => {
       await h.close();
-      h = harnessWithIntrospection({
+      h = await harnessWithIntrospection({
         options: {
           introspection: {
             callers: [{ clientId: 'mcp-only', clientSecret: 'mcp-only-secret-0123456789', resources: [MCP] }],

@@ -85,10 +85,11 @@ function sorted(value: unknown): string[] {
 }
 
 describe('authorization server metadata (RFC 8414) with the course-school configuration', () => {
-  const h = new Harness();
+  let h: Harness;
   let as: Doc;
   let oidc: Doc;
   beforeAll(async () => {
+    h = await Harness.start();
     as = await getDoc(h, AS_PATH);
     oidc = await getDoc(h, OIDC_PATH);
   });
@@ -238,7 +239,10 @@ describe('authorization server metadata (RFC 8414) with the course-school config
 });
 
 describe('protected resource metadata (RFC 9728)', () => {
-  const h = new Harness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
   afterAll(() => h.close());
 
   it('MD-14 the root document names the issuer as resource, the authorization server, the scopes and header bearer tokens (RFC 9728 §2, §3.3)', async () => {
@@ -263,7 +267,7 @@ describe('protected resource metadata (RFC 9728)', () => {
   });
 
   it('MD-09 omits scopes_supported when a resource lists no scopes, instead of sending []', async () => {
-    const other = new Harness({ options: { resources: [{ resource: ISSUER, scopes: [] }] } });
+    const other = await Harness.start({ options: { resources: [{ resource: ISSUER, scopes: [] }] } });
     try {
       const prm = await getDoc(other, PRM_PATH);
       expect('scopes_supported' in prm).toBe(false);
@@ -276,7 +280,7 @@ describe('protected resource metadata (RFC 9728)', () => {
 
 describe('JWK Set (OIDC Core §10.1)', () => {
   it('MD-16 publishes public members only, with a distinct kid per key, before and after a rotation', async () => {
-    const h = new Harness();
+    const h = await Harness.start();
     try {
       for (const phase of ['initial', 'rotated']) {
         const response = await h.send({ method: 'GET', url: JWKS_PATH });
@@ -302,7 +306,7 @@ describe('JWK Set (OIDC Core §10.1)', () => {
   });
 
   it('MD-16 has a key for every algorithm in id_token_signing_alg_values_supported (generated keys)', async () => {
-    const h = new Harness();
+    const h = await Harness.start();
     try {
       const oidc = await getDoc(h, OIDC_PATH);
       const keys = (await getDoc(h, JWKS_PATH)).keys as Doc[];
@@ -320,7 +324,7 @@ describe('JWK Set (OIDC Core §10.1)', () => {
   it('MD-16 advertises only the ID token algorithms the configured private keys can sign (RS256 key only)', async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', kid: 'rsa-1' };
-    const h = new Harness({
+    const h = await Harness.start({
       options: { keys: { privateJwks: [jwk], idTokenAlg: 'RS256', accessTokenAlg: 'RS256' } },
     });
     try {
@@ -336,8 +340,8 @@ describe('JWK Set (OIDC Core §10.1)', () => {
 
 describe('metadata that follows the options', () => {
   const created: Harness[] = [];
-  const harness = (options: NonNullable<HarnessOptions['options']>) => {
-    const h = new Harness({ options });
+  const harness = async (options: NonNullable<HarnessOptions['options']>) => {
+    const h = await Harness.start({ options });
     created.push(h);
     return h;
   };
@@ -346,7 +350,7 @@ describe('metadata that follows the options', () => {
   });
 
   it('MD-05 lists client_secret_basic in all three auth-method lists when clientSecretBasic is on', async () => {
-    const h = harness({ clientSecretBasic: true });
+    const h = await harness({ clientSecretBasic: true });
     for (const path of [AS_PATH, OIDC_PATH]) {
       const doc = await getDoc(h, path);
       expect(doc.token_endpoint_auth_methods_supported).toEqual([
@@ -367,13 +371,13 @@ describe('metadata that follows the options', () => {
   });
 
   it('MD-08 sets client_id_metadata_document_supported to true when clientIdMetadataDocuments is enabled', async () => {
-    const h = harness({ clientIdMetadataDocuments: { enabled: true } });
+    const h = await harness({ clientIdMetadataDocuments: { enabled: true } });
     expect((await getDoc(h, AS_PATH)).client_id_metadata_document_supported).toBe(true);
     expect((await getDoc(h, OIDC_PATH)).client_id_metadata_document_supported).toBe(true);
   });
 
   it('MD-09 omits optional members configured empty (ui_locales_supported: [])', async () => {
-    const h = harness({ metadata: { uiLocalesSupported: [] } });
+    const h = await harness({ metadata: { uiLocalesSupported: [] } });
     for (const path of [AS_PATH, OIDC_PATH]) {
       const doc = await getDoc(h, path);
       expect('ui_locales_supported' in doc, path).toBe(false);
@@ -382,7 +386,7 @@ describe('metadata that follows the options', () => {
   });
 
   it('registration disabled: no registration_endpoint member, and its path answers 404', async () => {
-    const h = harness({ registration: { enabled: false } });
+    const h = await harness({ registration: { enabled: false } });
     for (const path of [AS_PATH, OIDC_PATH]) {
       expect('registration_endpoint' in (await getDoc(h, path)), path).toBe(false);
     }
@@ -409,7 +413,7 @@ describe('metadata that follows the options', () => {
   });
 
   it('introspection disabled: neither the endpoint nor its auth methods are advertised', async () => {
-    const h = harness({ introspection: { enabled: false } });
+    const h = await harness({ introspection: { enabled: false } });
     const doc = await getDoc(h, AS_PATH);
     expect('introspection_endpoint' in doc).toBe(false);
     expect('introspection_endpoint_auth_methods_supported' in doc).toBe(false);
@@ -418,7 +422,7 @@ describe('metadata that follows the options', () => {
 
   it('an issuer with a path: RFC 8414 inserts the well-known segment, OIDC Discovery appends it (RFC 8414 §3.1; OIDC Discovery §4)', async () => {
     const issuer = `${ISSUER}/tenant`;
-    const h = harness({ issuer, resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }] });
+    const h = await harness({ issuer, resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }] });
     const as = await getDoc(h, `${AS_PATH}/tenant`);
     const oidc = await getDoc(h, `/tenant${OIDC_PATH}`);
     for (const doc of [as, oidc]) {
@@ -447,7 +451,7 @@ describe('metadata that follows the options', () => {
 });
 
 describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
-  const h = new Harness();
+  let h: Harness;
   const FORGED: Record<string, string> = {
     host: 'evil.example',
     'x-forwarded-host': 'evil.example',
@@ -457,7 +461,7 @@ describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
   };
   const transports: Transport[] = [];
   beforeAll(async () => {
-    await h.server.ready();
+    h = await Harness.start();
     for (const make of Object.values(TRANSPORTS)) transports.push(await make(h.server));
   });
   afterAll(async () => {

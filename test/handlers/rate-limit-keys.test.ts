@@ -18,8 +18,8 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 let h: Harness | undefined;
 afterEach(() => h?.close());
 
-function harness(limits?: RateLimits): Harness {
-  return new Harness({
+function harness(limits?: RateLimits): Promise<Harness> {
+  return Harness.start({
     options: {
       keys: TEST_KEYS,
       rateLimiter: createMemoryRateLimiter(limits === undefined ? {} : { limits }),
@@ -42,7 +42,7 @@ const RS = { client_id: RS_CALLER.clientId, client_secret: RS_CALLER.clientSecre
 
 describe('ABU-01 a public client_id is no budget strangers can spend', () => {
   it('junk token requests naming a public client push only their own address to 429; the real user exchanges a code from another address', async () => {
-    h = harness({ token: { points: 5, durationSeconds: 60 } });
+    h = await harness({ token: { points: 5, durationSeconds: 60 } });
     const client = await h.register();
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
@@ -76,7 +76,7 @@ describe('ABU-01 a public client_id is no budget strangers can spend', () => {
   });
 
   it('a confidential client that proved its secret has a budget of its own, wherever it calls from', async () => {
-    h = harness({ token: { points: 3, durationSeconds: 60 } });
+    h = await harness({ token: { points: 3, durationSeconds: 60 } });
     const client = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
     const refreshFrom = (address: string) =>
       h!.token(
@@ -96,7 +96,7 @@ describe('ABU-01 a public client_id is no budget strangers can spend', () => {
 
 describe('ABU-01 / ABU-03 introspection', () => {
   it('wrong secrets for a configured caller lock out only the failing address; the real resource server still introspects', async () => {
-    h = harness();
+    h = await harness();
     for (let i = 0; i < 10; i++) {
       const wrong = await introspectFrom(h, STRANGER, {
         client_id: RS_CALLER.clientId,
@@ -114,7 +114,7 @@ describe('ABU-01 / ABU-03 introspection', () => {
   });
 
   it('ABU-03 an address flooding introspection is refused after 600 requests a minute, with or without credentials', async () => {
-    h = harness();
+    h = await harness();
     let served = 0;
     let refused = 0;
     for (let i = 0; i < 620; i++) {
@@ -152,7 +152,7 @@ describe('ABU-03 every endpoint has a per-address limit (429 + Retry-After)', ()
     ],
     ['introspect', { introspect: one }, { method: 'POST', url: INTROSPECT, headers: FORM, body: 'token=x' }],
   ] as const)('%s', async (_name, limits, request) => {
-    h = harness(limits as RateLimits);
+    h = await harness(limits as RateLimits);
     const send = (address: string) =>
       h!.send({
         ...request,
@@ -166,7 +166,7 @@ describe('ABU-03 every endpoint has a per-address limit (429 + Retry-After)', ()
   });
 
   it('a UserInfo flood from one address leaves another address served', async () => {
-    h = harness({ userinfo: { points: 3, durationSeconds: 60 } });
+    h = await harness({ userinfo: { points: 3, durationSeconds: 60 } });
     const client = await h.register();
     const { code, pkce: p } = await h.obtainCode(client);
     const tokens = json(await h.exchange(client, code, p));
@@ -186,7 +186,7 @@ describe('ABU-03 every endpoint has a per-address limit (429 + Retry-After)', ()
   });
 
   it('a consent decision is counted in the authorize bucket of its address', async () => {
-    h = harness({ authorize: { points: 2, durationSeconds: 60 } });
+    h = await harness({ authorize: { points: 2, durationSeconds: 60 } });
     const client = await h.register();
     const cookie = h.login('ada');
     const page = await h.send({

@@ -9,7 +9,7 @@ import { OAuthError } from '../../src/core/errors.js';
 import type { OAuthRequest } from '../../src/core/http.js';
 import type { RateLimitBucket, RateLimiter } from '../../src/core/rate-limit.js';
 import type { ClientMetadata } from '../../src/storage/types.js';
-import { CB, Harness, type HarnessOptions, json, START } from '../helpers/harness.js';
+import { CB, Harness, json, START } from '../helpers/harness.js';
 import { type TestResponse, TRANSPORTS, type Transport } from '../helpers/transports.js';
 
 const REGISTER = '/api/oauth/register';
@@ -40,18 +40,16 @@ function expectError(response: TestResponse, status: number, codes: string | rea
   return body;
 }
 
-function withHarness(options: NonNullable<HarnessOptions['options']> = {}) {
-  const h = new Harness({ options });
-  afterAll(() => h.close());
-  return h;
-}
-
 function sha256Base64url(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }
 
 describe('REG-01..REG-03 successful registration', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
 
   it('REG-01 registers a native public client: 201, a random client_id, no secret, every registered value echoed (RFC 7591 §3.2.1)', async () => {
     const response = await post(h, {
@@ -152,7 +150,11 @@ describe('REG-01..REG-03 successful registration', () => {
 });
 
 describe('REG-04..REG-06 redirect URIs', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
 
   it('REG-04 refuses an https redirect URI with invalid_redirect_uri and a description (spec §5.3)', async () => {
     const body = expectError(
@@ -172,7 +174,7 @@ describe('REG-04..REG-06 redirect URIs', () => {
   });
 
   it('REG-04 accepts an https redirect URI only when the host opted in with registration.allowHttpsRedirectUris', async () => {
-    const open = new Harness({ options: { registration: { allowHttpsRedirectUris: true } } });
+    const open = await Harness.start({ options: { registration: { allowHttpsRedirectUris: true } } });
     try {
       const response = await post(open, { redirect_uris: ['https://app.example.com/cb'] });
       expect(response.status).toBe(201);
@@ -292,7 +294,11 @@ describe('REG-04..REG-06 redirect URIs', () => {
 });
 
 describe('REG-07..REG-10 client metadata', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
 
   it.each([
     'client_secret_basic',
@@ -319,7 +325,7 @@ describe('REG-07..REG-10 client metadata', () => {
   });
 
   it('REG-07 accepts client_secret_basic only when the host enabled clientSecretBasic', async () => {
-    const basic = new Harness({ options: { clientSecretBasic: true } });
+    const basic = await Harness.start({ options: { clientSecretBasic: true } });
     try {
       const body = json(
         await post(basic, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_basic' }),
@@ -332,7 +338,9 @@ describe('REG-07..REG-10 client metadata', () => {
   });
 
   it('REG-07 refuses confidential clients when registration.allowConfidentialClients is false', async () => {
-    const publicOnly = new Harness({ options: { registration: { allowConfidentialClients: false } } });
+    const publicOnly = await Harness.start({
+      options: { registration: { allowConfidentialClients: false } },
+    });
     try {
       expectError(
         await post(publicOnly, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_post' }),
@@ -435,7 +443,7 @@ describe('REG-07..REG-10 client metadata', () => {
     );
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256' };
-    const rsaOnly = new Harness({
+    const rsaOnly = await Harness.start({
       options: { keys: { privateJwks: [jwk], idTokenAlg: 'RS256', accessTokenAlg: 'RS256' } },
     });
     try {
@@ -454,7 +462,11 @@ describe('REG-07..REG-10 client metadata', () => {
 });
 
 describe('REG-11 malformed requests', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
   const valid = JSON.stringify({ redirect_uris: [CB] });
 
   it.each([
@@ -498,7 +510,7 @@ describe('REG-11 malformed requests', () => {
 
 describe('REG-12 open registration and the host hooks', () => {
   it('REG-12 needs no initial access token', async () => {
-    const h = new Harness();
+    const h = await Harness.start();
     try {
       const response = await post(h, { redirect_uris: [CB] });
       expect(response.status).toBe(201);
@@ -509,7 +521,7 @@ describe('REG-12 open registration and the host hooks', () => {
 
   it('REG-12 the policy hook sees the effective metadata and the request, and its OAuthError is the answer (RFC 7591 §3)', async () => {
     const seen: { metadata: ClientMetadata; authorization: string | undefined }[] = [];
-    const h = new Harness({
+    const h = await Harness.start({
       options: {
         registration: {
           policy: ({ request, metadata }: { request: OAuthRequest; metadata: ClientMetadata }) => {
@@ -563,7 +575,7 @@ describe('REG-12 open registration and the host hooks', () => {
   });
 
   it('REG-12 a policy hook that fails unexpectedly answers 500 server_error without its message', async () => {
-    const h = new Harness({
+    const h = await Harness.start({
       options: {
         registration: {
           policy: () => {
@@ -591,7 +603,7 @@ describe('REG-12 open registration and the host hooks', () => {
         return count <= 2 ? { allowed: true } : { allowed: false, retryAfterSeconds: 29.2 };
       },
     };
-    const h = new Harness({ options: { rateLimiter: limiter } });
+    const h = await Harness.start({ options: { rateLimiter: limiter } });
     try {
       expect((await post(h, { redirect_uris: [CB] })).status).toBe(201);
       expect((await post(h, { redirect_uris: [CB] })).status).toBe(201);
@@ -611,7 +623,11 @@ describe('REG-12 open registration and the host hooks', () => {
 });
 
 describe('REG-13 other methods', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
 
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])(
     'REG-13 answers %s with 405 and Allow: POST (no RFC 7592 management)',
@@ -624,7 +640,11 @@ describe('REG-13 other methods', () => {
 });
 
 describe('REG-14 / ATK-45 self-asserted display metadata', () => {
-  const h = withHarness();
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(() => h.close());
 
   it.each([
     ['client_name over 200 characters', { client_name: 'a'.repeat(201) }],
@@ -666,8 +686,12 @@ describe('REG-14 / ATK-45 self-asserted display metadata', () => {
 });
 
 describe('ATK-30 malformed JSON types and prototype pollution', () => {
-  const h = withHarness();
-  afterAll(() => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+  });
+  afterAll(async () => {
+    await h.close();
     // Nothing may have leaked onto Object.prototype during the file.
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
@@ -718,10 +742,10 @@ function nested(depth: number, open: string, close: string, inner: string): stri
 describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
   'ATK-29 huge JSON at /register through %s',
   (name) => {
-    const h = new Harness();
+    let h: Harness;
     let transport: Transport;
     beforeAll(async () => {
-      await h.server.ready();
+      h = await Harness.start();
       transport = await TRANSPORTS[name](h.server);
     });
     afterAll(async () => {
@@ -772,7 +796,11 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
 );
 
 describe('ATK-29 with a body limit large enough to parse them', () => {
-  const h = withHarness({ maxBodyBytes: 2 * 1024 * 1024 });
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ options: { maxBodyBytes: 2 * 1024 * 1024 } });
+  });
+  afterAll(() => h.close());
 
   it('ATK-29 refuses 10 000 redirect URIs with invalid_redirect_uri', async () => {
     const uris = Array.from({ length: 10_000 }, (_, i) => `http://127.0.0.1/cb${i}`);

@@ -30,8 +30,8 @@ async function expectAccessDead(h: Harness, token: string): Promise<void> {
 
 describe('Token revocation (RFC 7009)', () => {
   let h: Harness;
-  beforeEach(() => {
-    h = harnessWithIntrospection();
+  beforeEach(async () => {
+    h = await harnessWithIntrospection();
   });
   afterEach(async () => {
     await h.close();
@@ -196,7 +196,7 @@ describe('Token revocation (RFC 7009)', () => {
 
     it('client_secret_basic, where enabled, authenticates too; a wrong Basic secret is 401 with a challenge', async () => {
       await h.close();
-      h = harnessWithIntrospection({ options: { clientSecretBasic: true } });
+      h = await harnessWithIntrospection({ options: { clientSecretBasic: true } });
       const client = await h.register({ token_endpoint_auth_method: 'client_secret_basic' });
       const basic = (secret: string) =>
         `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`;

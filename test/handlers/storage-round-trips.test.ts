@@ -23,8 +23,7 @@ describe('storage round trips per step of a flow', () => {
   beforeEach(async () => {
     const recording = recordingStorage();
     calls = recording.calls;
-    h = new Harness({ storage: recording.storage });
-    await h.server.ready();
+    h = await Harness.start({ storage: recording.storage });
     client = await h.register({ grant_types: ['authorization_code', 'refresh_token'] });
     // One whole flow first, as a running server has had: the first uses read the client and the
     // new signing keys, and the first exchange clears the registration's expiry.

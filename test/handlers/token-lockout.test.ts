@@ -23,8 +23,8 @@ let h: Harness | undefined;
 afterEach(() => h?.close());
 
 /** A harness whose client address is the `x-test-ip` header, with the default limits. */
-function harness(): Harness {
-  const server: Harness = new Harness({
+async function harness(): Promise<Harness> {
+  const server: Harness = await Harness.start({
     options: {
       // The limiter reads the harness's clock, so that a test can end a window.
       rateLimiter: createMemoryRateLimiter({ clock: () => server.clock.ms() }),
@@ -58,7 +58,7 @@ function exchangeFrom(
 
 describe('token endpoint: failed client authentication (ATK-25, ABU-01)', () => {
   it('ATK-25 after 10 wrong secrets for a configured client, that address is refused with 429 even with the right secret', async () => {
-    h = harness();
+    h = await harness();
     const { code, pkce: p } = await h.obtainCode(STATIC);
     for (let i = 0; i < 10; i++) {
       const wrong = await exchangeFrom(h, STRANGER, STATIC, code, p, `wrong-guess-${i}`);
@@ -76,7 +76,7 @@ describe('token endpoint: failed client authentication (ATK-25, ABU-01)', () => 
   });
 
   it('ABU-01 a stranger failing for a configured client from one address leaves its owner at another address unaffected', async () => {
-    h = harness();
+    h = await harness();
     const { code, pkce: p } = await h.obtainCode(STATIC);
     for (let i = 0; i < 30; i++) await exchangeFrom(h, STRANGER, STATIC, 'junk-code', p, `guess-${i}`);
     expect((await exchangeFrom(h, STRANGER, STATIC, code, p)).status).toBe(429);
@@ -86,7 +86,7 @@ describe('token endpoint: failed client authentication (ATK-25, ABU-01)', () => 
   });
 
   it('ABU-01 wrong secrets for a registered client (generated 256-bit secret) lock nobody out', async () => {
-    h = harness();
+    h = await harness();
     const client = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
     const { code, pkce: p } = await h.obtainCode(client);
     for (let i = 0; i < 30; i++) {
@@ -98,7 +98,7 @@ describe('token endpoint: failed client authentication (ATK-25, ABU-01)', () => 
   });
 
   it('ABU-01 unknown client ids are never counted, so a spray of them cannot fill the limiter', async () => {
-    h = harness();
+    h = await harness();
     for (let i = 0; i < 20; i++) {
       const response = await h.token(
         { grant_type: 'refresh_token', refresh_token: 'x', client_id: `nobody-${i}`, client_secret: 's' },

@@ -7,7 +7,7 @@ let pub: RegisteredClient;
 let conf: RegisteredClient;
 
 beforeEach(async () => {
-  h = new Harness();
+  h = await Harness.start();
   pub = await h.register();
   conf = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
 });
@@ -84,7 +84,7 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     expectError(disabled, 'invalid_client', 401);
     expect(disabled.headers['www-authenticate']).toMatch(/^Basic realm=/);
 
-    const withBasic = new Harness({ options: { clientSecretBasic: true } });
+    const withBasic = await Harness.start({ options: { clientSecretBasic: true } });
     const client = await withBasic.register({ token_endpoint_auth_method: 'client_secret_basic' });
     const got = await withBasic.obtainCode(client);
     const base = {
@@ -103,7 +103,7 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
   });
 
   it('TOK-04 credentials in both the Basic header and the body → invalid_request', async () => {
-    const withBasic = new Harness({ options: { clientSecretBasic: true } });
+    const withBasic = await Harness.start({ options: { clientSecretBasic: true } });
     const client = await withBasic.register({ token_endpoint_auth_method: 'client_secret_basic' });
     const got = await withBasic.obtainCode(client);
     const response = await withBasic.token(

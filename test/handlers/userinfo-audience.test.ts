@@ -5,7 +5,8 @@
  * §4.10; RFC 8707 §2). OIDC clients that ask for no `resource` get the default one, the issuer.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config.js';
+import { InvalidOptionsError } from '../../src/options.js';
+import { createAuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import { expectInvalidToken, userinfo } from '../helpers/endpoints.js';
 import { Harness, ISSUER, json } from '../helpers/harness.js';
@@ -17,7 +18,7 @@ afterEach(() => h?.close());
 
 describe('ABU-09 UserInfo requires the issuer (or a configured audience) in aud', () => {
   it('refuses a token issued only for another resource with 401 invalid_token', async () => {
-    h = new Harness();
+    h = await Harness.start();
     const { body } = await h.tokens({}, { resource: MCP });
     const response = await userinfo(h, body.access_token as string);
     expectInvalidToken(response);
@@ -27,7 +28,7 @@ describe('ABU-09 UserInfo requires the issuer (or a configured audience) in aud'
   });
 
   it('accepts a token requested without resource (its audience is the default resource, the issuer)', async () => {
-    h = new Harness();
+    h = await Harness.start();
     const { body } = await h.tokens();
     const response = await userinfo(h, body.access_token as string);
     expect(response.status).toBe(200);
@@ -35,20 +36,20 @@ describe('ABU-09 UserInfo requires the issuer (or a configured audience) in aud'
   });
 
   it('accepts a token for a resource named in userinfo.audiences', async () => {
-    h = new Harness({ options: { userinfo: { audiences: [MCP] } } });
+    h = await Harness.start({ options: { userinfo: { audiences: [MCP] } } });
     const { body } = await h.tokens({}, { resource: MCP });
     expect((await userinfo(h, body.access_token as string)).status).toBe(200);
   });
 
-  it('refuses an audience that is not a configured resource at start-up', async () => {
-    await expect(
-      resolveConfig({
-        issuer: ISSUER,
-        storage: memoryStorage(),
-        userinfo: { audiences: ['https://elsewhere.example/api'] },
-      }),
-    ).rejects.toThrow(
-      /userinfo\.audiences: https:\/\/elsewhere\.example\/api is not one of options\.resources/,
+  it('refuses an audience that is not a configured resource at start-up, naming the option', async () => {
+    const starting = createAuthorizationServer({
+      issuer: ISSUER,
+      storage: memoryStorage(),
+      userinfo: { audiences: ['https://elsewhere.example/api'] },
+    });
+    await expect(starting).rejects.toBeInstanceOf(InvalidOptionsError);
+    await expect(starting).rejects.toThrow(
+      /options\.userinfo\.audiences\.0: https:\/\/elsewhere\.example\/api is not one of options\.resources/,
     );
   });
 });

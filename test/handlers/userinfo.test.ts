@@ -26,8 +26,8 @@ function expectBareChallenge(response: TestResponse): void {
 
 describe('UserInfo endpoint (OIDC Core §5.3)', () => {
   let h: Harness;
-  beforeEach(() => {
-    h = new Harness({ options: { keys: TEST_KEYS } });
+  beforeEach(async () => {
+    h = await Harness.start({ options: { keys: TEST_KEYS } });
   });
   afterEach(async () => {
     await h.close();
@@ -73,7 +73,7 @@ describe('UserInfo endpoint (OIDC Core §5.3)', () => {
 
     it('omits missing claims (never null), keeps false values, and never lets claims replace sub', async () => {
       await h.close();
-      h = new Harness({
+      h = await Harness.start({
         options: {
           keys: TEST_KEYS,
           claims: () => ({
@@ -255,7 +255,7 @@ describe('UserInfo endpoint (OIDC Core §5.3)', () => {
 describe.each(['express', 'fetch', 'node'] as const)('UserInfo over HTTP through the %s adapter', (name) => {
   let h: Harness;
   beforeEach(async () => {
-    h = new Harness({ options: { keys: TEST_KEYS } });
+    h = await Harness.start({ options: { keys: TEST_KEYS } });
     h.transport = await TRANSPORTS[name](h.server);
   });
   afterEach(async () => {

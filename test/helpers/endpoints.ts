@@ -7,11 +7,12 @@ import type { IntrospectionCaller } from '../../src/options.js';
 import { parseBearerChallenge } from './challenge.js';
 import { form, Harness, type HarnessOptions, ISSUER, json, type RegisteredClient } from './harness.js';
 import { TEST_KEYS } from './keys.js';
+import { SPEC_PATHS } from './spec-paths.js';
 import type { TestResponse } from './transports.js';
 
-export const USERINFO = '/api/oauth/userinfo';
-export const REVOKE = '/api/oauth/revoke';
-export const INTROSPECT = '/api/oauth/introspect';
+export const USERINFO = SPEC_PATHS.userinfo;
+export const REVOKE = SPEC_PATHS.revocation;
+export const INTROSPECT = SPEC_PATHS.introspection;
 
 /** A resource server allowed to introspect tokens for both configured resources. */
 export const RS_CALLER: IntrospectionCaller = {
@@ -21,8 +22,8 @@ export const RS_CALLER: IntrospectionCaller = {
 };
 
 /** A harness whose introspection endpoint accepts {@link RS_CALLER}, with the file's shared keys. */
-export function harnessWithIntrospection(options: HarnessOptions = {}): Harness {
-  return new Harness({
+export function harnessWithIntrospection(options: HarnessOptions = {}): Promise<Harness> {
+  return Harness.start({
     ...options,
     options: { keys: TEST_KEYS, introspection: { callers: [RS_CALLER] }, ...options.options },
   });

@@ -8,10 +8,11 @@ import type { AuthorizationServerEvent } from '../../src/core/events.js';
 import type { OAuthRequest } from '../../src/core/http.js';
 import type { AuthorizationServerOptions } from '../../src/options.js';
 import { createScopePolicy } from '../../src/scopes/policy.js';
-import { courseSchoolScopes } from '../../src/scopes/registry.js';
 import { type AuthorizationServer, createAuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { Storage } from '../../src/storage/types.js';
+import { courseSchoolScopes } from '../fixtures/course-school-scopes.js';
+import { SPEC_PATHS } from './spec-paths.js';
 import { inProcess, type TestRequest, type TestResponse, type Transport } from './transports.js';
 
 export const ISSUER = 'http://127.0.0.1:4000';
@@ -93,16 +94,32 @@ export class Harness {
   readonly clock = testClock();
   readonly storage: Storage;
   readonly events: AuthorizationServerEvent[] = [];
-  readonly server: AuthorizationServer;
+  /** The started server (set by {@link Harness.start}). */
+  server!: AuthorizationServer;
   /** userId → epoch seconds of the last login. */
   readonly logins = new Map<string, number>();
-  transport: Transport;
+  transport!: Transport;
 
-  constructor(options: HarnessOptions = {}) {
+  /**
+   * Starts a server on memory storage (or `options.storage`) with the spec's paths, the
+   * course-school scopes, the test clock and the fake login; `options.options` override any of it.
+   */
+  static async start(options: HarnessOptions = {}): Promise<Harness> {
+    const h = new Harness(options);
+    h.server = await createAuthorizationServer(h.#serverOptions(options.options));
+    h.transport = inProcess(h.server);
+    return h;
+  }
+
+  private constructor(options: HarnessOptions) {
     this.storage = options.storage ?? memoryStorage();
-    this.server = createAuthorizationServer({
+  }
+
+  #serverOptions(overrides: Partial<AuthorizationServerOptions> = {}): AuthorizationServerOptions {
+    return {
       issuer: ISSUER,
       storage: this.storage,
+      paths: SPEC_PATHS,
       scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
       resources: [{ resource: ISSUER }, { resource: `${ISSUER}/mcp` }],
       clock: this.clock.ms,
@@ -129,9 +146,8 @@ export class Harness {
         this.events.push(event);
       },
       housekeepingIntervalSeconds: 0,
-      ...options.options,
-    });
-    this.transport = inProcess(this.server);
+      ...overrides,
+    };
   }
 
   send(request: TestRequest): Promise<TestResponse> {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/context.js';
 import { secureRandom } from '../../src/core/crypto.js';
 import { KeyStore } from '../../src/keys/key-store.js';
+import { InvalidOptionsError } from '../../src/options.js';
 import { createAuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
 import type { Storage } from '../../src/storage/types.js';
@@ -21,19 +22,19 @@ async function jwks(h: Harness) {
 
 describe('signing keys', () => {
   it('generates one RS256 and one ES256 key on first start, persists them, and reuses them on restart', async () => {
-    const h = new Harness();
+    const h = await Harness.start();
     harnesses.push(h);
     const first = await jwks(h);
     expect(first.keys.map((k) => k.alg).sort()).toEqual(['ES256', 'RS256']);
     for (const key of first.keys)
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(key[member]).toBeUndefined();
-    const second = new Harness({ storage: h.storage });
+    const second = await Harness.start({ storage: h.storage });
     harnesses.push(second);
     expect((await jwks(second)).keys.map((k) => k.kid).sort()).toEqual(first.keys.map((k) => k.kid).sort());
   });
 
   it('rotation: new keys sign at once; old keys stay published so earlier tokens still verify', async () => {
-    const h = new Harness();
+    const h = await Harness.start();
     harnesses.push(h);
     const before = await h.tokens();
     const oldKids = (await jwks(h)).keys.map((k) => k.kid);
@@ -54,7 +55,7 @@ describe('signing keys', () => {
     expect(oldKids).not.toContain(decodeProtectedHeader(after.body.access_token as string).kid);
     // Once everything the old keys signed has expired, they leave the JWKS.
     h.clock.advance(3600 + 300 + 120);
-    const later = createAuthorizationServer({
+    const later = await createAuthorizationServer({
       issuer: ISSUER,
       storage: h.storage,
       clock: h.clock.ms,
@@ -68,8 +69,8 @@ describe('signing keys', () => {
 
   it('a second instance on the same storage picks up a rotation made by the first', async () => {
     const storage = memoryStorage();
-    const a = new Harness({ storage });
-    const b = new Harness({ storage });
+    const a = await Harness.start({ storage });
+    const b = await Harness.start({ storage });
     harnesses.push(a, b);
     await jwks(a);
     await jwks(b);
@@ -89,7 +90,7 @@ describe('signing keys', () => {
       { ...(await exportJWK(rs.privateKey)), alg: 'RS256', kid: 'rs-1' },
       { ...(await exportJWK(es.privateKey)), alg: 'ES256', kid: 'es-1' },
     ];
-    const h = new Harness({ options: { keys: { privateJwks } } });
+    const h = await Harness.start({ options: { keys: { privateJwks } } });
     harnesses.push(h);
     expect((await jwks(h)).keys.map((k) => k.kid).sort()).toEqual(['es-1', 'rs-1']);
     expect(await h.storage.keys.list()).toHaveLength(0);
@@ -99,14 +100,15 @@ describe('signing keys', () => {
     await expect(h.server.rotateSigningKeys()).rejects.toThrow(/privateJwks/);
   });
 
-  it('refuses public keys in privateJwks at start-up', async () => {
+  it('refuses public keys in privateJwks, naming the option', async () => {
     const rs = await generateKeyPair('RS256', { extractable: true });
-    const server = createAuthorizationServer({
+    const starting = createAuthorizationServer({
       issuer: ISSUER,
       storage: memoryStorage(),
-      keys: { privateJwks: [{ ...(await exportJWK(rs.publicKey)), alg: 'RS256' }] },
+      keys: { privateJwks: [{ ...(await exportJWK(rs.publicKey)), alg: 'RS256' }], accessTokenAlg: 'RS256' },
     });
-    await expect(server.ready()).rejects.toThrow(/private/);
+    await expect(starting).rejects.toThrow(InvalidOptionsError);
+    await expect(starting).rejects.toThrow(/options\.keys\.privateJwks\.0\.d: every key must be private/);
   });
 });
 

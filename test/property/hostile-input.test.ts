@@ -147,7 +147,7 @@ describe('ABU-05 every endpoint answers hostile input with 4xx, never 5xx (memor
   let h: Harness;
   let confidential: { client_id: string; client_secret?: string };
   beforeAll(async () => {
-    h = new Harness();
+    h = await Harness.start();
     confidential = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
   });
   afterAll(() => h.close());

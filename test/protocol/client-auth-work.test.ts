@@ -25,6 +25,7 @@ vi.mock('../../src/core/crypto.js', async (importOriginal) => {
 });
 
 const { resolveConfig } = await import('../../src/config.js');
+const { parseOptions } = await import('../../src/options.js');
 const { createServerContext } = await import('../../src/server-context.js');
 const { authenticateClient } = await import('../../src/protocol/client-auth.js');
 const { Params } = await import('../../src/core/params.js');
@@ -52,7 +53,9 @@ async function context() {
     createdAt: 0,
   });
   // No client cache: every authentication reads storage, as a first request after start does.
-  const config = await resolveConfig({ issuer: 'http://127.0.0.1:4000', storage, clientCacheSeconds: 0 });
+  const config = await resolveConfig(
+    parseOptions({ issuer: 'http://127.0.0.1:4000', storage, clientCacheSeconds: 0 }),
+  );
   return createServerContext(config, {} as never);
 }
 

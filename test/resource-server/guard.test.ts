@@ -56,8 +56,8 @@ describe('Resource-server guard (RFC 6750, RFC 9728, spec §5.5)', () => {
   let h: Harness;
   let root: ResourceGuard;
   let mcp: ResourceGuard;
-  beforeEach(() => {
-    h = new Harness({
+  beforeEach(async () => {
+    h = await Harness.start({
       options: { keys: TEST_KEYS, resources: [{ resource: ISSUER }, { resource: MCP }, { resource: OTHER }] },
     });
     root = h.server.guard({ resource: ISSUER });
@@ -291,7 +291,7 @@ describe('ATK-33: refresh tokens, ID tokens and codes never pass the guard, what
   let verifiers: Record<string, AccessTokenVerifier>;
 
   beforeAll(async () => {
-    h = harnessWithIntrospection();
+    h = await harnessWithIntrospection();
     // A confidential client: its own credentials make introspection show it its refresh tokens.
     confidential = await h.register({ token_endpoint_auth_method: 'client_secret_post' });
     const issued = await h.obtainCode(confidential);
@@ -441,7 +441,7 @@ describe('Guard middleware over real HTTP: Express, Fetch and node give identica
   let mcpToken: string;
 
   beforeAll(async () => {
-    h = new Harness({ options: { keys: TEST_KEYS } });
+    h = await Harness.start({ options: { keys: TEST_KEYS } });
     const guards = { root: h.server.guard({ resource: ISSUER }), mcp: h.server.guard({ resource: MCP }) };
     apps = [await expressApp(guards), await fetchApp(guards), await nodeApp(guards)];
     token = await tokenFor(h);
@@ -570,7 +570,7 @@ describe('ATK-49: jwksVerifier applies the RFC 9068 §4 checks', () => {
   });
 
   beforeEach(async () => {
-    h = new Harness({ options: { keys: { privateJwks: [privateJwk], idTokenAlg: 'ES256' } } });
+    h = await Harness.start({ options: { keys: { privateJwks: [privateJwk], idTokenAlg: 'ES256' } } });
     const jwks = json(await h.send({ method: 'GET', url: '/.well-known/jwks.json' }));
     verifier = jwksVerifier({ issuer: ISSUER, jwks: jwks as { keys: JWK[] }, clock: h.clock.ms });
     token = await tokenFor(h);

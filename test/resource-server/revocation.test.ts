@@ -99,8 +99,8 @@ async function serveOverHttp(h: Harness): Promise<{ origin: string; close(): Pro
 
 describe('a revoked token is refused on the next request in the authorization server’s process (REV-02, RS-03)', () => {
   let h: Harness;
-  beforeEach(() => {
-    h = harnessWithIntrospection();
+  beforeEach(async () => {
+    h = await harnessWithIntrospection();
   });
   afterEach(async () => {
     await h.close();
@@ -151,7 +151,7 @@ function withChildResourceServer(setup: {
   let as: Awaited<ReturnType<typeof serveOverHttp>> | undefined;
   beforeAll(async () => {
     backend = await setup.open?.();
-    suite.h = harnessWithIntrospection(backend === undefined ? {} : { storage: backend.storage });
+    suite.h = await harnessWithIntrospection(backend === undefined ? {} : { storage: backend.storage });
     as = await serveOverHttp(suite.h);
     suite.child = await ChildResourceServer.start({
       CLOCK_MS: String(suite.h.clock.ms()),

@@ -140,7 +140,7 @@ describe.skipIf(postgres === undefined)(
         consumedAt: t,
       });
 
-      const h = new Harness({ storage });
+      const h = await Harness.start({ storage });
       try {
         const client = { client_id: clientId, redirect_uris: metadata.redirect_uris };
         const refreshed = await h.refresh(client, live);

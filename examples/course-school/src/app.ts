@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { courseSchoolScopes } from 'portcullis';
 import { toNodeHandler } from 'portcullis/node';
 import { createSessionManager } from './accounts/sessions.js';
 import { authorizeRoute, runRoute } from './api/dispatch.js';
@@ -29,6 +28,7 @@ import { createCourseSchoolOAuth } from './oauth.js';
 import { accountEndpoints } from './pages/account.js';
 import { homeEndpoint } from './pages/home.js';
 import { LOGIN_PATH, loginEndpoints } from './pages/login.js';
+import { courseSchoolScopes } from './scopes.js';
 import { seed } from './seed.js';
 import { openStorage } from './storage.js';
 
@@ -92,7 +92,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       (await data.putMetaIfAbsent('session_secret', randomBytes(32).toString('base64url')));
     // Secure cookies and the __Host- prefix only over https; see accounts/sessions.ts.
     const sessions = createSessionManager(data, secret, issuer.startsWith('https:'));
-    const { oauth, registration, grantable } = createCourseSchoolOAuth({
+    const { oauth, registration, grantable } = await createCourseSchoolOAuth({
       issuer,
       storage: storage.oauth,
       data,
@@ -100,7 +100,6 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       title: TITLE,
       rateLimit: config.rateLimit,
     });
-    await oauth.ready();
     const discovery = await loadDiscovery(oauth);
     const services: ApiServices = { data, issuer, now: Date.now };
     const apiGuard = createBearerGuard(oauth, discovery.api.metadata.resource);

@@ -1,14 +1,15 @@
 /**
- * The library's configuration for the course school: the 38 scopes with a per-role `grantable`
- * rule, the session cookie as `authenticate`, our login page as `loginUrl`, claims from our users,
- * the two protected resources (the API and `/mcp`), and Client ID Metadata Documents enabled.
+ * The library's configuration for the course school: the spec's endpoint paths, the 38 scopes
+ * with a per-role `grantable` rule, the session cookie as `authenticate`, our login page as
+ * `loginUrl`, claims from our users, the two protected resources (the API and `/mcp`), and Client
+ * ID Metadata Documents enabled.
  * @module
  */
 import {
   type AuthorizationServer,
-  courseSchoolScopes,
   createAuthorizationServer,
   createScopePolicy,
+  type EndpointPaths,
   type Storage,
 } from 'portcullis';
 import { createMemoryRateLimiter } from 'portcullis/rate-limit';
@@ -17,6 +18,19 @@ import { grantableScopes } from './api/route-table.js';
 import type { DataStore } from './data/store.js';
 import type { RegistrationRules } from './docs/auth-md.js';
 import { LOGIN_PATH } from './pages/login.js';
+import { courseSchoolScopes } from './scopes.js';
+
+/** The endpoint paths of the spec (§5): the API's under `/api/oauth`, the browser's under `/oauth`. */
+export const OAUTH_PATHS: EndpointPaths = {
+  authorization: '/oauth/authorize',
+  authorizationDecision: '/oauth/authorize/decision',
+  token: '/api/oauth/token',
+  registration: '/api/oauth/register',
+  userinfo: '/api/oauth/userinfo',
+  revocation: '/api/oauth/revoke',
+  introspection: '/api/oauth/introspect',
+  jwks: '/.well-known/jwks.json',
+};
 
 /** What the authorization server is built from. */
 export interface OAuthDeps {
@@ -37,8 +51,8 @@ export interface CourseSchoolOAuth {
   grantable(role: 'owner' | 'student'): ReadonlySet<string>;
 }
 
-/** Creates the authorization server of the course school. */
-export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
+/** Creates and starts the authorization server of the course school. */
+export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSchoolOAuth> {
   const supported = courseSchoolScopes.scopes.map((s) => s.name);
   const byRole = {
     owner: grantableScopes('owner', supported),
@@ -46,9 +60,10 @@ export function createCourseSchoolOAuth(deps: OAuthDeps): CourseSchoolOAuth {
   } as const;
   const registration: RegistrationRules = { httpsRedirectUris: false, confidentialClients: true };
 
-  const oauth = createAuthorizationServer({
+  const oauth = await createAuthorizationServer({
     issuer: deps.issuer,
     storage: deps.storage,
+    paths: OAUTH_PATHS,
     scopePolicy: createScopePolicy({
       registry: courseSchoolScopes,
       // A student's consent silently drops school-administration scopes (see route-table.ts).

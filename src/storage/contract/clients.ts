@@ -11,7 +11,7 @@
  * ```ts
  * import { createAuthorizationServer, memoryStorage, OAuthError } from 'portcullis';
  *
- * createAuthorizationServer({
+ * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
  *   registration: {

@@ -41,7 +41,7 @@ import type { SigningKeyStore } from './keys.js';
  * import { postgresStorage } from 'portcullis/postgres';
  *
  * const storage: Storage = postgresStorage({ connectionString: process.env.DATABASE_URL ?? '' });
- * const oauth = createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
+ * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage });
  * // Housekeeping by hand, e.g. from a scheduled job with housekeepingIntervalSeconds: 0.
  * await storage.deleteExpired(Math.floor(Date.now() / 1000));
  * ```
