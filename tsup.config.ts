@@ -10,6 +10,7 @@ export default defineConfig({
     testing: 'src/testing/index.ts',
     postgres: 'src/storage/postgres.ts',
     pglite: 'src/storage/pglite.ts',
+    sqlite: 'src/storage/sqlite.ts',
     'portcullis-migrate': 'src/cli/portcullis-migrate.ts',
   },
   format: ['esm', 'cjs'],

@@ -10,6 +10,7 @@ const subpaths: Record<string, string> = {
   'portcullis/testing': './src/testing/index.ts',
   'portcullis/postgres': './src/storage/postgres.ts',
   'portcullis/pglite': './src/storage/pglite.ts',
+  'portcullis/sqlite': './src/storage/sqlite.ts',
   'portcullis/rate-limit': './src/rate-limit/index.ts',
 };
 

@@ -71,6 +71,8 @@ const FLOOR_ARGS = [
   'test/adapters',
   'test/resource-server',
   'test/storage/memory',
+  // The SQLite storage: at the floors it runs on @photostructure/sqlite, on the newest lines on node:sqlite.
+  'test/storage/sqlite',
   'test/e2e',
   'test/cimd',
 ];

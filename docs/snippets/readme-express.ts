@@ -15,7 +15,7 @@ declare function currentUser(cookie: string | undefined): { id: string; signedIn
 // Resolves once the storage is reached and the signing keys are loaded; rejects with what failed.
 const oauth = await createAuthorizationServer({
   issuer: 'http://127.0.0.1:3000',
-  storage: memoryStorage(), // tests and demos; PostgreSQL or PGlite in production
+  storage: memoryStorage(), // tests and demos; SQLite (one host) or PostgreSQL in production
   scopePolicy: createScopePolicy({
     registry: defineScopes([...oidcScopes, { name: 'notes:read', description: 'Read your notes' }]),
   }),

@@ -4,8 +4,8 @@
  */
 import type { Storage } from './contract/storage.js';
 
-/** Every method of every store of the contract, by store. */
-const STORAGE_SHAPE = {
+/** Every method of every store of the contract, by store (the conformance kit's process proxy uses it too). */
+export const STORAGE_SHAPE = {
   clients: ['create', 'get', 'clearExpiry', 'delete'],
   interactions: ['create', 'get', 'bind', 'consume', 'complete'],
   codes: ['create', 'get', 'redeem'],

@@ -7,5 +7,7 @@ export type {
   ConformanceMatchers,
   ConformanceRunner,
   StorageConformanceOptions,
+  StorageProcess,
+  StorageProcessOptions,
 } from './storage/index.js';
-export { fixtures, runStorageConformance } from './storage/index.js';
+export { fixtures, runStorageConformance, serveStorage, startStorageProcess } from './storage/index.js';

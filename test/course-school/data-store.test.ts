@@ -1,15 +1,20 @@
 /**
- * One suite for every DataStore: the in-memory store, and the SQL store on PGlite (in memory) and
- * on PostgreSQL (`DATABASE_URL`, default the local test database; skipped when unreachable, a
+ * One suite for every DataStore: the in-memory store, the SQLite store (the default, on a file
+ * shared with the library's storage), and the SQL store on PGlite (in memory) and on PostgreSQL (`DATABASE_URL`, default the local test database; skipped when unreachable, a
  * failure under `CI=true`),
  * in a schema of its own that is dropped afterwards.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryDataStore } from '../../examples/course-school/src/data/memory-store.js';
 import { createSqlDataStore } from '../../examples/course-school/src/data/sql-store.js';
+import { createSqliteDataStore } from '../../examples/course-school/src/data/sqlite-store.js';
 import type { DataStore, NewRecord } from '../../examples/course-school/src/data/store.js';
+import { openSqliteDatabase } from '../../src/storage/sqlite.js';
 import { randomSchemaName, requirePostgres } from '../helpers/services.js';
 
 interface Driver {
@@ -21,6 +26,20 @@ const postgres = await requirePostgres('the course-school DataStore on PostgreSQ
 
 const drivers: Driver[] = [
   { name: 'memory', open: async () => ({ store: createMemoryDataStore(), close: async () => {} }) },
+  {
+    name: 'SQLite',
+    open: async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cs-data-store-'));
+      const db = await openSqliteDatabase({ dataDir: dir });
+      return {
+        store: createSqliteDataStore(db),
+        close: async () => {
+          db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
   {
     name: 'PGlite',
     open: async () => {

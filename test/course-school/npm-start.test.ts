@@ -5,7 +5,8 @@
  * The build steps are not repeated here: the compiled output must be fresh (see
  * test/helpers/server-process.ts), which `npm test` ensures.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -63,5 +64,25 @@ describe('npm start', () => {
     expect(exit.stdout.split('\n').filter((l) => l !== '')).toHaveLength(1);
     // Nothing listens any more.
     await expect(fetch(`${base}/`)).rejects.toThrow();
+  });
+
+  it('runs on the embedded default, SQLite in DATA_DIR, when neither STORAGE nor DATABASE_URL is set', async () => {
+    assertCompiledServerFresh();
+    const dataDir = mkdtempSync(join(tmpdir(), 'course-school-default-'));
+    try {
+      const port = await freePort();
+      const server = await startServerProcess(
+        { PORT: String(port), DATA_DIR: dataDir },
+        RUN.split(' ').slice(1),
+      );
+      expect(server.stdout()).toContain(`storage: SQLite ${join(dataDir, 'portcullis.sqlite')})`);
+      const response = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-authorization-server`);
+      expect(response.status).toBe(200);
+      expect(existsSync(join(dataDir, 'portcullis.sqlite'))).toBe(true);
+      const exit = await server.stop('SIGINT');
+      expect(exit).toMatchObject({ code: 0, signal: null, stderr: '' });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,11 +1,11 @@
 /**
- * On the embedded default storage (PGlite in `DATA_DIR`), the compiled server
- * stopped with SIGTERM and started again on the same directory still knows the registered client,
+ * On the embedded default storage (SQLite, `DATA_DIR/portcullis.sqlite`), and on PGlite
+ * (`STORAGE=pglite`), the compiled server stopped with SIGTERM and started again on the same directory still knows the registered client,
  * accepts the access token issued before the restart, rotates the refresh token, keeps the signing
  * keys and the user's session, and does not seed the demo data again (what the owner deleted stays
  * deleted).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,25 +26,20 @@ import {
   stopAllServerProcesses,
 } from '../helpers/server-process.js';
 
-let dataDir: string;
-let env: Record<string, string>;
+const dataDirs: string[] = [];
 
-beforeAll(async () => {
-  assertCompiledServerFresh();
-  dataDir = mkdtempSync(join(tmpdir(), 'course-school-restart-'));
-  // The same port both times: the issuer (and so every token's iss and aud) derives from it.
-  env = { PORT: String(await freePort()), DATA_DIR: dataDir };
-});
+beforeAll(() => assertCompiledServerFresh());
 afterAll(async () => {
   await stopAllServerProcesses();
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A clean stop: exit 0, nothing on stderr, nothing on stdout but the start line. */
-function expectCleanExit(exit: Exit): void {
+function expectCleanExit(exit: Exit, storage: string): void {
   expect(exit.stderr).toBe('');
   expect(exit).toMatchObject({ code: 0, signal: null });
-  expect(exit.stdout).toMatch(/^course-school listening on \S+ \(socket \S+, storage: PGlite \S+\)\n$/);
+  expect(exit.stdout).toBe(exit.stdout.split('\n')[0] + '\n');
+  expect(exit.stdout).toContain(`storage: ${storage})`);
 }
 
 /** The published signing keys (their `kid`s), from the JWK Set. */
@@ -61,12 +56,29 @@ async function publicPages(base: string): Promise<string[]> {
   return ((await response.json()) as { data: { id: string }[] }).data.map((p) => p.id).sort();
 }
 
-describe('restart on the embedded default storage', () => {
+const stores = [
+  {
+    name: 'the embedded default storage (SQLite)',
+    variables: {},
+    describe: (dir: string) => `SQLite ${join(dir, 'portcullis.sqlite')}`,
+  },
+  {
+    name: 'PGlite (STORAGE=pglite)',
+    variables: { STORAGE: 'pglite' },
+    describe: (dir: string) => `PGlite ${dir}`,
+  },
+];
+
+describe.each(stores)('restart on $name', (store) => {
   it('keeps the client, the tokens, the keys and the session; seeds nothing twice', {
     timeout: 150_000,
   }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'course-school-restart-'));
+    dataDirs.push(dataDir);
+    // The same port both times: the issuer (and so every token's iss and aud) derives from it.
+    const env = { PORT: String(await freePort()), DATA_DIR: dataDir, ...store.variables };
     const first = await startServerProcess(env);
-    expect(first.stdout()).toContain(`storage: PGlite ${dataDir}`);
+    expect(first.stdout()).toContain(`storage: ${store.describe(dataDir)})`);
     const redirectUri = 'http://127.0.0.1:49152/callback';
     const clientId = await registerClient(first, redirectUri, { client_name: 'Survives restarts' });
     const authorized = await authorize(
@@ -82,7 +94,7 @@ describe('restart on the embedded default storage', () => {
     expect(deleted.status).toBe(204);
     expect(await publicPages(first.base)).toEqual(['pag_about']);
 
-    expectCleanExit(await first.stop('SIGTERM'));
+    expectCleanExit(await first.stop('SIGTERM'), store.describe(dataDir));
 
     const second = await startServerProcess(env);
     expect(second.issuer).toBe(first.issuer);
@@ -120,6 +132,51 @@ describe('restart on the embedded default storage', () => {
       'crs_debugging',
     ]);
 
-    expectCleanExit(await second.stop('SIGTERM'));
+    expectCleanExit(await second.stop('SIGTERM'), store.describe(dataDir));
+  });
+});
+
+describe('moving from PGlite, the embedded default before SQLite', () => {
+  it('refuses to start SQLite on a PGlite data directory, then starts with its data imported (PGLITE_IMPORT_DIR)', {
+    timeout: 150_000,
+  }, async () => {
+    const pgliteDir = mkdtempSync(join(tmpdir(), 'course-school-pglite-'));
+    const sqliteDir = mkdtempSync(join(tmpdir(), 'course-school-imported-'));
+    dataDirs.push(pgliteDir, sqliteDir);
+    const port = String(await freePort());
+    const old = await startServerProcess({ PORT: port, DATA_DIR: pgliteDir, STORAGE: 'pglite' });
+    const redirectUri = 'http://127.0.0.1:49152/callback';
+    const clientId = await registerClient(old, redirectUri, { client_name: 'Moves to SQLite' });
+    const authorized = await authorize(old, { clientId, redirectUri, scope: 'openid account:read' }, ADA);
+    const tokens = await exchangeCode(old, clientId, redirectUri, authorized);
+    const kids = await publishedKids(old.base);
+    expectCleanExit(await old.stop('SIGTERM'), `PGlite ${pgliteDir}`);
+
+    // The new default on the old directory: refused, saying what to do; nothing created there.
+    await expect(startServerProcess({ PORT: port, DATA_DIR: pgliteDir })).rejects.toThrow(
+      /holds a PGlite database.*STORAGE=pglite.*PGLITE_IMPORT_DIR/s,
+    );
+    expect(existsSync(join(pgliteDir, 'portcullis.sqlite'))).toBe(false);
+
+    const moved = await startServerProcess({ PORT: port, DATA_DIR: sqliteDir, PGLITE_IMPORT_DIR: pgliteDir });
+    expect(moved.stdout()).toMatch(/storage: SQLite \S+portcullis\.sqlite; imported from PGlite .*1 clients/);
+    expect(await publishedKids(moved.base)).toEqual(kids);
+    expect((await api(moved, '/account', tokens.access_token)).status).toBe(200);
+    const refreshed = await refreshRequest(moved, clientId, tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    // ada's session came along: straight to the consent page of the imported client.
+    const again = await authorize(
+      moved,
+      { clientId, redirectUri, scope: 'openid' },
+      { cookie: authorized.cookie },
+    );
+    expect(again.consent).toContain('Moves to SQLite');
+    await moved.stop('SIGTERM');
+
+    // Started again with the variable still set: the import is not repeated.
+    const later = await startServerProcess({ PORT: port, DATA_DIR: sqliteDir, PGLITE_IMPORT_DIR: pgliteDir });
+    expect(later.stdout()).not.toContain('imported from');
+    expect(await publishedKids(later.base)).toEqual(kids);
+    expectCleanExit(await later.stop('SIGTERM'), `SQLite ${join(sqliteDir, 'portcullis.sqlite')}`);
   });
 });

@@ -11,6 +11,12 @@ import { z } from 'zod';
 export type StorageChoice =
   | { readonly kind: 'memory' }
   | { readonly kind: 'postgres'; readonly connectionString: string }
+  | {
+      readonly kind: 'sqlite';
+      readonly dataDir: string;
+      /** A PGlite data directory to copy into a new SQLite database before the first start. */
+      readonly importPgliteFrom?: string;
+    }
   | { readonly kind: 'pglite'; readonly dataDir: string };
 
 /** Login throttling (see `accounts/login-guard.ts`); the defaults suit a public deployment. */
@@ -87,7 +93,8 @@ const env = z.object({
   ISSUER: origin.optional(),
   DATABASE_URL: z.string().optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
-  STORAGE: z.enum(['memory', 'default']).default('default'),
+  PGLITE_IMPORT_DIR: z.string().min(1).optional(),
+  STORAGE: z.enum(['memory', 'sqlite', 'pglite', 'default']).default('default'),
   MCP_ALLOWED_ORIGINS: z.string().default(''),
   RATE_LIMIT: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
@@ -139,7 +146,9 @@ function demoMode(setting: 'on' | 'off' | 'auto', issuer: string | undefined, ho
  *
  * - `PORT` (3000), `HOST` (127.0.0.1), `ISSUER` (`http://127.0.0.1:$PORT`)
  * - `STORAGE=memory`: nothing persists (tests, benchmarks)
- * - `DATABASE_URL=postgres://...`: PostgreSQL; otherwise the embedded PGlite under `DATA_DIR` (./.data)
+ * - `DATABASE_URL=postgres://...`: PostgreSQL; otherwise SQLite, one file under `DATA_DIR` (./.data)
+ * - `STORAGE=sqlite` or `STORAGE=pglite`: that embedded store under `DATA_DIR`, whatever `DATABASE_URL` says
+ * - `PGLITE_IMPORT_DIR`: with SQLite, a PGlite data directory whose data a new database starts with
  * - `MCP_ALLOWED_ORIGINS`: comma-separated extra origins allowed to call `/mcp`
  * - `RATE_LIMIT=off`: no limits on the OAuth endpoints (load tests from one address); default `on`
  * - `TRUST_PROXY`: proxies allowed to report the client address (hop count or addresses); default none
@@ -157,12 +166,22 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
   const e = parsed.data;
   let storage: StorageChoice;
   if (e.STORAGE === 'memory') storage = { kind: 'memory' };
+  else if (e.STORAGE === 'sqlite' || e.STORAGE === 'pglite')
+    storage = { kind: e.STORAGE, dataDir: e.DATA_DIR };
   else if (e.DATABASE_URL !== undefined && e.DATABASE_URL !== '') {
     if (!/^postgres(ql)?:\/\//.test(e.DATABASE_URL)) {
       throw new Error('invalid environment: DATABASE_URL: must be a postgres:// URL');
     }
     storage = { kind: 'postgres', connectionString: e.DATABASE_URL };
-  } else storage = { kind: 'pglite', dataDir: e.DATA_DIR };
+  } else storage = { kind: 'sqlite', dataDir: e.DATA_DIR };
+  if (e.PGLITE_IMPORT_DIR !== undefined) {
+    if (storage.kind !== 'sqlite') {
+      throw new Error(
+        'invalid environment:\n  PGLITE_IMPORT_DIR: only with the SQLite storage (the default)',
+      );
+    }
+    storage = { ...storage, importPgliteFrom: e.PGLITE_IMPORT_DIR };
+  }
   return {
     port: e.PORT,
     host: e.HOST,

@@ -6,16 +6,23 @@
  * |---|---|---|
  * | `STORAGE=memory` | `memoryStorage()` | in-memory store |
  * | `DATABASE_URL=postgres://...` | `postgresStorage({ pool })` | `cs_*` tables via the same `pg.Pool` |
- * | default | `pgliteStorage({ pglite })` | `cs_*` tables in the same PGlite under `DATA_DIR` |
+ * | default (`STORAGE=sqlite`) | `sqliteStorage({ database })` | `cs_*` tables in the same SQLite file, `DATA_DIR/portcullis.sqlite` |
+ * | `STORAGE=pglite` | `pgliteStorage({ pglite })` | `cs_*` tables in the same PGlite under `DATA_DIR` |
  *
- * PGlite allows one instance per data directory, so the library's storage and the server's own
- * data share the instance opened here; the library keeps its tables in the `portcullis` schema.
+ * SQLite: one database handle for both, the library's tables prefixed `portcullis_`. Several
+ * processes may run on one `DATA_DIR` (SQLite's locks). PGlite allows one instance per data
+ * directory, so the library's storage and the server's own data share the instance opened here;
+ * the library keeps its tables in the `portcullis` schema.
  * @module
  */
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { memoryStorage, type Storage } from 'portcullis';
 import type { StorageChoice } from './config.js';
 import { createMemoryDataStore } from './data/memory-store.js';
 import { createSqlDataStore } from './data/sql-store.js';
+import { IMPORTED_MARK, importPgliteDirectory } from './data/sqlite-import-pglite.js';
+import { createSqliteDataStore } from './data/sqlite-store.js';
 import type { DataStore } from './data/store.js';
 
 /** The opened storage: the library's, the server's own, and how to close both. */
@@ -68,6 +75,42 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
         },
       };
     }
+    case 'sqlite': {
+      refusePgliteDirectory(choice.dataDir);
+      const { openSqliteDatabase, sqliteStorage } = await import('portcullis/sqlite');
+      const file = join(choice.dataDir, 'portcullis.sqlite');
+      const isNew = !existsSync(file);
+      const db = await openSqliteDatabase({ dataDir: choice.dataDir });
+      const data = createSqliteDataStore(db);
+      await data.migrate();
+      let imported = '';
+      if (choice.importPgliteFrom !== undefined && (await data.getMeta(IMPORTED_MARK)) === null) {
+        try {
+          if (!isNew) {
+            throw new Error(
+              `PGLITE_IMPORT_DIR: ${file} exists already; the import goes into a new database only ` +
+                '(point DATA_DIR at an empty directory)',
+            );
+          }
+          imported = `; ${await importPgliteDirectory(choice.importPgliteFrom, db)}`;
+        } catch (error) {
+          db.close();
+          // The database was created for the import: leave nothing half-imported behind.
+          if (isNew) for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+          throw error;
+        }
+      }
+      const oauth = sqliteStorage({ database: db });
+      return {
+        oauth,
+        data,
+        description: `SQLite ${file}${imported}`,
+        close: async () => {
+          await oauth.close();
+          db.close();
+        },
+      };
+    }
     case 'pglite': {
       const { openEmbeddedDatabase, pgliteStorage } = await import('portcullis/pglite');
       const db = await openEmbeddedDatabase(choice.dataDir);
@@ -85,6 +128,22 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
       };
     }
   }
+}
+
+/**
+ * Stops the start when `DATA_DIR` holds the PGlite database of an earlier default and no SQLite
+ * file: starting SQLite beside it would look like every client, grant and user had vanished.
+ * @throws Error saying how to keep or move the data
+ */
+function refusePgliteDirectory(dataDir: string): void {
+  if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dataDir, 'portcullis.sqlite'))) return;
+  throw new Error(
+    `DATA_DIR ${dataDir} holds a PGlite database (the embedded default before SQLite). Either\n` +
+      '  - keep using it: start with STORAGE=pglite, or\n' +
+      `  - move its data to SQLite: move the directory aside (mv ${dataDir} ${dataDir}-pglite), then start once\n` +
+      `    with PGLITE_IMPORT_DIR=${dataDir}-pglite: the new SQLite database starts with its data (README, "Storage"), or\n` +
+      '  - start afresh: point DATA_DIR at an empty directory.',
+  );
 }
 
 /** The connection string without its password, for logs. */

@@ -17,6 +17,12 @@ import { racesSuite } from './races.js';
 import { type ConformanceRunner, createKit, type StorageConformanceOptions } from './runner.js';
 
 export { fixtures } from './fixtures.js';
+export {
+  type StorageProcess,
+  type StorageProcessOptions,
+  serveStorage,
+  startStorageProcess,
+} from './process.js';
 export type { ConformanceMatchers, ConformanceRunner, StorageConformanceOptions } from './runner.js';
 
 /**

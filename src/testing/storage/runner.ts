@@ -80,9 +80,10 @@ export interface StorageConformanceOptions {
   create(): Storage | Promise<Storage>;
   /**
    * Returns a second instance over the same data as `first` (what `create` returned): a storage
-   * on a second connection pool, a second storage object over the same database, a client of
-   * another process. When given, every race test sends half of its callers to each instance, as
-   * two servers behind a load balancer would. Called once per race test.
+   * on a second connection pool, a second storage object over the same database, or a storage in
+   * another process (`startStorageProcess`, whose child calls `serveStorage`). When given, every
+   * race test sends half of its callers to each instance, as two servers behind a load balancer
+   * would. Called once per race test.
    */
   createSecond?(first: Storage): Storage | Promise<Storage>;
   /** Called after each test with each storage `create` and `createSecond` returned (close it, or leave it shared). */

@@ -1,0 +1,360 @@
+/**
+ * The {@link Storage} contract over one SQLite file. Every method is a few synchronous statements
+ * on prepared, reused statements; every atomic step (redeem a code, rotate a refresh token, revoke
+ * a grant, delete a client) is one `BEGIN IMMEDIATE` transaction, which holds the file's single
+ * write lock from its first statement: of any number of callers, in this process or another on the
+ * same file, one runs at a time, and each finds what the previous one committed. Consuming a
+ * pending authorization is a single `DELETE ... RETURNING`. Reads of a token check its grant, so a
+ * revocation wins every race.
+ * @module
+ */
+import { OAuthError } from '../../core/errors.js';
+import type {
+  ClientStore,
+  CodeStore,
+  ConsentStore,
+  GrantStore,
+  InteractionStore,
+  RotateResult,
+  SigningKeyStore,
+  Storage,
+} from '../types.js';
+import { CODE_TOMBSTONE_SECONDS } from '../types.js';
+import type { SqliteDatabase } from './database.js';
+import { SqliteBusyError } from './errors.js';
+import {
+  type AccessTokenRow,
+  accessTokenParams,
+  accessTokenRecord,
+  type ClientRow,
+  type CodeRow,
+  type ConsentRow,
+  clientParams,
+  clientRecord,
+  codeParams,
+  codeRecord,
+  consentParams,
+  consentRecord,
+  type GrantRow,
+  grantParams,
+  grantRecord,
+  keyParams,
+  keyRecord,
+  type PendingRow,
+  pendingParams,
+  pendingRecord,
+  type RefreshTokenRow,
+  refreshTokenParams,
+  refreshTokenRecord,
+  type SigningKeyRow,
+} from './rows.js';
+import { migrateSqlite } from './schema.js';
+import { DELETE_EXPIRED, SQL } from './statements.js';
+
+/** Settings of {@link SqliteStorage}, resolved by `sqliteStorage` from its options. */
+export interface SqliteStorageSettings {
+  /** Opens the database (or returns the host's); called once, on first use. */
+  readonly open: () => Promise<SqliteDatabase>;
+  /** Whether {@link SqliteStorage.close} closes the database (it opened it). */
+  readonly owned: boolean;
+  /** Rows per DELETE in {@link SqliteStorage.deleteExpired}. */
+  readonly deleteBatchSize: number;
+}
+
+/** Seconds a client is told to wait when another process held the database too long. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A lock held past the busy timeout is transient: answered `503 temporarily_unavailable` with
+ * `Retry-After`, never a 500. Nothing was written (the transaction rolled back).
+ */
+function translate(error: unknown): unknown {
+  if (!(error instanceof SqliteBusyError)) return error;
+  return new OAuthError('temporarily_unavailable', 'the database is busy; try again shortly', {
+    headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
+    cause: error,
+  });
+}
+
+const changed = (result: { changes: number | bigint }): boolean => Number(result.changes) > 0;
+
+/** Gives the event loop a turn between cleanup batches, so that requests interleave with them. */
+const yieldToRequests = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * The storage over one SQLite database. `sqliteStorage` constructs it; hosts see only `Storage`.
+ *
+ * @example
+ * ```ts
+ * const storage: Storage = new SqliteStorage({ open: async () => db, owned: false, deleteBatchSize: 1000 });
+ * ```
+ */
+export class SqliteStorage implements Storage {
+  readonly clients: ClientStore;
+  readonly interactions: InteractionStore;
+  readonly codes: CodeStore;
+  readonly grants: GrantStore;
+  readonly consents: ConsentStore;
+  readonly keys: SigningKeyStore;
+  readonly #settings: SqliteStorageSettings;
+  #db: SqliteDatabase | undefined;
+  #opening: Promise<SqliteDatabase> | undefined;
+  #closed = false;
+
+  /**
+   * @param settings - how to open the database, who closes it, cleanup batch size
+   * @throws TypeError on an invalid batch size
+   */
+  constructor(settings: SqliteStorageSettings) {
+    if (!Number.isInteger(settings.deleteBatchSize) || settings.deleteBatchSize < 1) {
+      throw new TypeError('storage: deleteBatchSize must be a positive integer');
+    }
+    this.#settings = settings;
+    /** Runs one step on the open database; a busy database becomes `temporarily_unavailable`. */
+    const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> => {
+      const db = this.#db ?? (await this.#open());
+      try {
+        return body(db);
+      } catch (error) {
+        throw translate(error);
+      }
+    };
+
+    this.clients = {
+      create: (client) =>
+        step((db) => {
+          db.run(SQL.createClient, ...clientParams(client));
+        }),
+      get: (clientId, now) =>
+        step((db) => {
+          const row = db.get<ClientRow>(SQL.getClient, clientId, now);
+          return row === undefined ? null : clientRecord(row);
+        }),
+      clearExpiry: (clientId) => step((db) => changed(db.run(SQL.clearClientExpiry, clientId))),
+      delete: (clientId, now) =>
+        step((db) =>
+          db.transaction(() => {
+            if (!changed(db.run(SQL.deleteClient, clientId))) return false;
+            db.run(SQL.deleteConsentsOfClient, clientId);
+            db.run(SQL.revokeAccessTokensOfClient, now, clientId);
+            db.run(SQL.revokeRefreshTokensOfClient, now, clientId);
+            db.run(SQL.revokeGrantsOfClient, now, clientId);
+            return true;
+          }),
+        ),
+    };
+
+    this.interactions = {
+      create: (record) =>
+        step((db) => {
+          db.run(SQL.createPending, ...pendingParams(record));
+        }),
+      get: (idHash, now) =>
+        step((db) => {
+          const row = db.get<PendingRow>(SQL.getPending, idHash, now);
+          return row === undefined ? null : pendingRecord(row);
+        }),
+      bind: (idHash, binding, now) =>
+        step((db) =>
+          changed(
+            db.run(
+              SQL.bindPending,
+              binding.userId,
+              binding.sessionId ?? null,
+              binding.csrfHash,
+              idHash,
+              now,
+              binding.userId,
+            ),
+          ),
+        ),
+      consume: (idHash, now) =>
+        step((db) => {
+          // An expired record is removed all the same, and reported as absent.
+          const row = db.get<PendingRow>(SQL.consumePending, idHash);
+          return row === undefined || row.expires_at <= now ? null : pendingRecord(row);
+        }),
+    };
+
+    this.codes = {
+      create: (code) =>
+        step((db) => {
+          db.run(SQL.createCode, ...codeParams(code));
+        }),
+      get: (codeHash, now) =>
+        step((db) => {
+          const row = db.get<CodeRow>(SQL.getCode, codeHash, now);
+          return row === undefined ? null : codeRecord(row);
+        }),
+      redeem: ({ codeHash, grant, accessToken, refreshToken, now }) =>
+        step((db) =>
+          db.transaction(() => {
+            if (changed(db.run(SQL.consumeCode, now, codeHash, grant.grantId, now))) {
+              db.run(SQL.createGrant, ...grantParams(grant));
+              db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
+              if (refreshToken !== undefined)
+                db.run(SQL.createRefreshToken, ...refreshTokenParams(refreshToken));
+              return { outcome: 'redeemed' } as const;
+            }
+            // Nothing matched: unknown, expired, bound to another grant id, or consumed (earlier, or
+            // by a rival that held the write lock first). Read under the same lock: consistent.
+            const code = db.get<{ grant_id: string; consumed_at: number | null; expires_at: number }>(
+              SQL.codeState,
+              codeHash,
+            );
+            if (code?.consumed_at == null || code.expires_at + CODE_TOMBSTONE_SECONDS <= now) {
+              return { outcome: 'invalid' } as const;
+            }
+            return { outcome: 'replayed', grantId: code.grant_id, consumedAt: code.consumed_at } as const;
+          }),
+        ),
+    };
+
+    this.grants = {
+      get: (grantId) =>
+        step((db) => {
+          const row = db.get<GrantRow>(SQL.getGrant, grantId);
+          return row === undefined ? null : grantRecord(row);
+        }),
+      listByUser: (userId, now) =>
+        step((db) => db.all<GrantRow>(SQL.listGrantsByUser, userId, now).map(grantRecord)),
+      revoke: (grantId, now) =>
+        step((db) =>
+          db.transaction(() => {
+            const revoked = changed(db.run(SQL.revokeGrant, now, grantId));
+            // The tokens even when the grant already was revoked: idempotent.
+            db.run(SQL.revokeAccessTokensOfGrant, now, grantId);
+            db.run(SQL.revokeRefreshTokensOfGrant, now, grantId);
+            return revoked;
+          }),
+        ),
+      getAccessToken: (tokenHash, now) =>
+        step((db) => {
+          const row = db.get<AccessTokenRow>(SQL.getAccessToken, tokenHash, now);
+          return row === undefined ? null : accessTokenRecord(row);
+        }),
+      addAccessToken: (token, now) =>
+        step((db) => changed(db.run(SQL.addAccessToken, ...accessTokenParams(token), token.grantId, now))),
+      revokeAccessToken: (tokenHash, now) =>
+        step((db) => changed(db.run(SQL.revokeAccessToken, now, tokenHash))),
+      getRefreshToken: (tokenHash, now) =>
+        step((db) => {
+          const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
+          return row === undefined ? null : refreshTokenRecord(row);
+        }),
+      rotateRefreshToken: ({ tokenHash, successor, accessToken, sealedSuccessor, now }) =>
+        step((db) =>
+          db.transaction((): RotateResult => {
+            const rotated = db.run(
+              SQL.rotateRefreshToken,
+              now,
+              successor.tokenHash,
+              sealedSuccessor ?? null,
+              tokenHash,
+              now,
+              now,
+            );
+            if (changed(rotated)) {
+              db.run(SQL.createRefreshToken, ...refreshTokenParams(successor));
+              db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
+              return { outcome: 'rotated' };
+            }
+            // Nothing matched: read why, under the same write lock.
+            const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
+            if (row === undefined || row.rotated_at === null || row.successor_hash === null) {
+              return { outcome: 'invalid' };
+            }
+            return {
+              outcome: 'already_rotated',
+              grantId: row.grant_id,
+              rotatedAt: row.rotated_at,
+              successorHash: row.successor_hash,
+              ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
+            };
+          }),
+        ),
+    };
+
+    this.consents = {
+      get: (userId, clientId) =>
+        step((db) => {
+          const row = db.get<ConsentRow>(SQL.getConsent, userId, clientId);
+          return row === undefined ? null : consentRecord(row);
+        }),
+      save: (consent) =>
+        step((db) => {
+          db.run(SQL.saveConsent, ...consentParams(consent));
+        }),
+      delete: (userId, clientId) => step((db) => changed(db.run(SQL.deleteConsent, userId, clientId))),
+    };
+
+    this.keys = {
+      list: () => step((db) => db.all<SigningKeyRow>(SQL.listKeys).map(keyRecord)),
+      add: (key) =>
+        step((db) => {
+          db.run(SQL.addKey, ...keyParams(key));
+        }),
+      update: (key) =>
+        step((db) => {
+          const [kid, ...rest] = keyParams(key);
+          return changed(db.run(SQL.updateKey, ...rest, kid ?? null));
+        }),
+    };
+  }
+
+  /** Opens (and migrates) the database once, on first use; retried after a failure. */
+  #open(): Promise<SqliteDatabase> {
+    if (this.#closed) return Promise.reject(new Error('the SQLite storage is closed'));
+    this.#opening ??= (async () => {
+      const db = await this.#settings.open();
+      try {
+        migrateSqlite(db, Math.floor(Date.now() / 1000));
+      } catch (error) {
+        if (this.#settings.owned) db.close();
+        throw translate(error);
+      }
+      this.#db = db;
+      return db;
+    })().catch((error: unknown) => {
+      this.#opening = undefined;
+      throw error;
+    });
+    return this.#opening;
+  }
+
+  /**
+   * See {@link Storage.deleteExpired}: each cleanup in batches of `deleteBatchSize` rows, each batch
+   * one short write transaction, the event loop given a turn between batches.
+   */
+  async deleteExpired(now: number): Promise<number> {
+    const db = this.#db ?? (await this.#open());
+    const batch = this.#settings.deleteBatchSize;
+    let removed = 0;
+    for (const statement of DELETE_EXPIRED) {
+      for (;;) {
+        let deleted: number;
+        try {
+          deleted = Number(db.run(statement, now, batch).changes);
+        } catch (error) {
+          throw translate(error);
+        }
+        removed += deleted;
+        if (deleted < batch) break;
+        await yieldToRequests();
+      }
+    }
+    return removed;
+  }
+
+  /** Closes the database when the storage opened it. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const opening = this.#opening;
+    this.#db = undefined;
+    this.#opening = undefined;
+    if (!this.#settings.owned || opening === undefined) return;
+    const db = await opening.catch(() => undefined);
+    db?.close();
+  }
+}

@@ -1,0 +1,199 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteDatabaseWith, type SqliteDatabase } from '../../src/storage/sqlite/database.js';
+import type { SqliteDriverName } from '../../src/storage/sqlite/driver.js';
+import { isSqliteConstraint, SqliteBusyError } from '../../src/storage/sqlite/errors.js';
+import { availableDrivers, scratchDir, TESTED_DRIVERS } from './sqlite-drivers.js';
+
+const drivers = await availableDrivers();
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS codes (
+  id TEXT PRIMARY KEY,
+  grant_id TEXT,
+  consumed_at INTEGER
+) STRICT`;
+
+describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
+  const driver = drivers.get(name);
+  let scratch: ReturnType<typeof scratchDir>;
+  const open: SqliteDatabase[] = [];
+  const openDb = (options: Parameters<typeof openSqliteDatabaseWith>[2] = {}) => {
+    if (driver === undefined) throw new Error('unreachable');
+    const db = openSqliteDatabaseWith(driver, scratch.file(), options);
+    open.push(db);
+    return db;
+  };
+
+  beforeEach(() => {
+    scratch = scratchDir();
+  });
+  afterEach(() => {
+    for (const db of open.splice(0)) db.close();
+    scratch.remove();
+  });
+
+  it.skipIf(driver === undefined)('opens the file in WAL mode with the durability pragmas', () => {
+    const db = openDb();
+    expect(db.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).toBe('wal');
+    expect(db.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(1); // NORMAL
+    expect(db.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(5000);
+    expect(db.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys).toBe(1);
+    expect(db.get<{ trusted_schema: number }>('PRAGMA trusted_schema')?.trusted_schema).toBe(0);
+    const full = openDb({ synchronous: 'full', busyTimeoutMs: 250 });
+    expect(full.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(2); // FULL
+    expect(full.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(250);
+  });
+
+  it.skipIf(driver === undefined)(
+    'prepares each statement once and reuses it, within a bounded cache',
+    () => {
+      const db = openDb({ statementCacheSize: 2 });
+      const first = db.statement('SELECT 1 AS one');
+      expect(db.statement('SELECT 1 AS one')).toBe(first);
+      db.statement('SELECT 2 AS two');
+      db.statement('SELECT 3 AS three'); // evicts the oldest
+      expect(db.statement('SELECT 1 AS one')).not.toBe(first);
+      expect(db.get<{ one: number }>('SELECT 1 AS one')?.one).toBe(1);
+    },
+  );
+
+  it.skipIf(driver === undefined)('commits every statement of a transaction together', () => {
+    const db = openDb();
+    db.exec(SCHEMA);
+    db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+    const redeemed = db.transaction(() => {
+      const { changes } = db.run(
+        'UPDATE codes SET consumed_at = ?, grant_id = ? WHERE id = ? AND consumed_at IS NULL',
+        1,
+        'g1',
+        'c1',
+      );
+      db.run('INSERT INTO codes (id, grant_id) VALUES (?, ?)', 'c2', 'g1');
+      return Number(changes) === 1;
+    });
+    expect(redeemed).toBe(true);
+    const rows = db.all<{ id: string }>('SELECT id FROM codes WHERE grant_id = ? ORDER BY id', 'g1');
+    expect(rows.map((row) => row.id)).toEqual(['c1', 'c2']);
+  });
+
+  it.skipIf(driver === undefined)('rolls back every statement when the transaction throws', () => {
+    const db = openDb();
+    db.exec(SCHEMA);
+    db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+    const failure = new Error('signing failed');
+    expect(() =>
+      db.transaction(() => {
+        db.run('UPDATE codes SET consumed_at = 1 WHERE id = ?', 'c1');
+        db.run('INSERT INTO codes (id) VALUES (?)', 'c2');
+        throw failure;
+      }),
+    ).toThrow(failure);
+    expect(db.inTransaction).toBe(false);
+    expect(
+      db.get<{ consumed_at: number | null }>('SELECT consumed_at FROM codes WHERE id = ?', 'c1')?.consumed_at,
+    ).toBeNull();
+    expect(db.get('SELECT id FROM codes WHERE id = ?', 'c2')).toBeUndefined();
+  });
+
+  it.skipIf(driver === undefined)(
+    'rolls back a failed constraint and reports it as a constraint error',
+    () => {
+      const db = openDb();
+      db.exec(SCHEMA);
+      db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+      let caught: unknown;
+      try {
+        db.transaction(() => {
+          db.run('INSERT INTO codes (id) VALUES (?)', 'c2');
+          db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(isSqliteConstraint(caught)).toBe(true);
+      expect(db.get('SELECT id FROM codes WHERE id = ?', 'c2')).toBeUndefined();
+    },
+  );
+
+  it.skipIf(driver === undefined)('refuses an asynchronous callback and writes nothing', () => {
+    const db = openDb();
+    db.exec(SCHEMA);
+    expect(() =>
+      db.transaction(() => {
+        db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+        return Promise.resolve(1);
+      }),
+    ).toThrow(TypeError);
+    expect(db.get('SELECT id FROM codes')).toBeUndefined();
+  });
+
+  it.skipIf(driver === undefined)('refuses a nested transaction and rolls back the outer one', () => {
+    const db = openDb();
+    db.exec(SCHEMA);
+    expect(() =>
+      db.transaction(() => {
+        db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+        db.transaction(() => 1);
+      }),
+    ).toThrow(TypeError);
+    expect(db.get('SELECT id FROM codes')).toBeUndefined();
+  });
+
+  it.skipIf(driver === undefined)(
+    'waits for the write lock of another connection, then reports it busy and writes nothing',
+    () => {
+      const holder = openDb();
+      holder.exec(SCHEMA);
+      const waiter = openDb({ busyTimeoutMs: 50 });
+      holder.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      let caught: unknown;
+      try {
+        waiter.transaction(() => waiter.run('INSERT INTO codes (id) VALUES (?)', 'w'));
+      } catch (error) {
+        caught = error;
+      }
+      const waited = performance.now() - started;
+      expect(caught).toBeInstanceOf(SqliteBusyError);
+      expect(waited).toBeGreaterThanOrEqual(40); // the busy timeout, not an immediate failure
+      expect(waiter.inTransaction).toBe(false);
+      holder.exec('COMMIT');
+      // the lock released, the same call goes through
+      waiter.transaction(() => waiter.run('INSERT INTO codes (id) VALUES (?)', 'w'));
+      expect(holder.get<{ id: string }>('SELECT id FROM codes')?.id).toBe('w');
+    },
+  );
+
+  it.skipIf(driver === undefined)('sees the commits of another connection on the same file', () => {
+    const a = openDb();
+    const b = openDb();
+    a.exec(SCHEMA);
+    a.transaction(() => a.run('INSERT INTO codes (id) VALUES (?)', 'c1'));
+    expect(b.get<{ id: string }>('SELECT id FROM codes')?.id).toBe('c1');
+  });
+
+  it.skipIf(driver === undefined)('closes idempotently, rolling back an open transaction', () => {
+    const db = openDb();
+    db.exec(SCHEMA);
+    db.exec('BEGIN IMMEDIATE');
+    db.run('INSERT INTO codes (id) VALUES (?)', 'c1');
+    db.close();
+    db.close();
+    const again = openDb();
+    expect(again.get('SELECT id FROM codes')).toBeUndefined();
+    expect(() => db.get('SELECT 1')).toThrow();
+  });
+
+  it.skipIf(driver === undefined)('warns once when its SQLite predates the WAL-reset fix', () => {
+    const warnings: string[] = [];
+    openDb({ onWarning: (message) => warnings.push(message) });
+    const old = (driver?.sqliteVersion ?? '').localeCompare('3.51.3', undefined, { numeric: true }) < 0;
+    expect(warnings).toHaveLength(old ? 1 : 0);
+    if (old) expect(warnings[0]).toContain('walresetbug');
+  });
+
+  it.skipIf(driver === undefined)('rejects options out of bounds', () => {
+    expect(() => openDb({ busyTimeoutMs: -1 })).toThrow(RangeError);
+    expect(() => openDb({ busyTimeoutMs: 60_001 })).toThrow(RangeError);
+    expect(() => openDb({ statementCacheSize: 0 })).toThrow(RangeError);
+  });
+});
