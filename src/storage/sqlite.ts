@@ -24,7 +24,7 @@ export {
   type SqliteLocation,
 } from './sqlite/database.js';
 export type { SqliteDriverName, SqliteRunResult, SqliteValue } from './sqlite/driver.js';
-export { SqliteBusyError, SqliteUnavailableError } from './sqlite/errors.js';
+export { SqliteUnavailableError } from './sqlite/errors.js';
 export { type ImportReport, importPostgresStorage, type PostgresSource } from './sqlite/import.js';
 
 /**
@@ -62,7 +62,8 @@ export type SqliteStorageOptions = (
  * process (`kill -9`); `synchronous: 'full'` makes it survive power loss too.
  *
  * When another process holds the file's write lock past `busyTimeoutMs` (5 s), the step fails with
- * `OAuthError` `temporarily_unavailable` (503, `Retry-After`) and writes nothing.
+ * `StorageUnavailableError` (from `portcullis`; the server answers `503 temporarily_unavailable`
+ * with `Retry-After`, as for a PostgreSQL outage) and writes nothing.
  *
  * @param options - {@link SqliteStorageOptions}
  * @returns the storage; its `close()` closes the database unless it was passed in as `database`

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteDatabaseWith, type SqliteDatabase } from '../../src/storage/sqlite/database.js';
 import type { SqliteDriverName } from '../../src/storage/sqlite/driver.js';
-import { isSqliteConstraint, SqliteBusyError } from '../../src/storage/sqlite/errors.js';
+import { isSqliteConstraint } from '../../src/storage/sqlite/errors.js';
+import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { availableDrivers, scratchDir, TESTED_DRIVERS } from './sqlite-drivers.js';
 
 const drivers = await availableDrivers();
@@ -153,7 +154,8 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
         caught = error;
       }
       const waited = performance.now() - started;
-      expect(caught).toBeInstanceOf(SqliteBusyError);
+      expect(caught).toBeInstanceOf(StorageUnavailableError);
+      expect(caught).toMatchObject({ reason: 'timeout', mayHaveApplied: false });
       expect(waited).toBeGreaterThanOrEqual(40); // the busy timeout, not an immediate failure
       expect(waiter.inTransaction).toBe(false);
       holder.exec('COMMIT');

@@ -4,7 +4,12 @@ import {
   sqliteVersionAtLeast,
   WAL_RESET_FIX_VERSION,
 } from '../../src/storage/sqlite/driver.js';
-import { isSqliteBusy, isSqliteConstraint, SqliteUnavailableError } from '../../src/storage/sqlite/errors.js';
+import {
+  isSqliteConstraint,
+  SqliteUnavailableError,
+  sqliteFailure,
+} from '../../src/storage/sqlite/errors.js';
+import { classifyStorageFailure, StorageUnavailableError } from '../../src/storage/unavailable.js';
 
 const builtinSqlite = process.versions['sqlite'];
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
@@ -41,14 +46,45 @@ describe('sqliteVersionAtLeast', () => {
 });
 
 describe('driver error classification', () => {
-  it('recognises SQLITE_BUSY in both driver shapes, extended codes included', () => {
-    expect(isSqliteBusy({ code: 'ERR_SQLITE_ERROR', errcode: 5 })).toBe(true);
-    expect(isSqliteBusy({ code: 'ERR_SQLITE_ERROR', errcode: 517 })).toBe(true); // BUSY_SNAPSHOT
-    expect(isSqliteBusy({ code: 'SQLITE_BUSY' })).toBe(true);
-    expect(isSqliteBusy({ code: 'SQLITE_BUSY_SNAPSHOT' })).toBe(true);
-    expect(isSqliteBusy({ code: 'ERR_SQLITE_ERROR', errcode: 1555 })).toBe(false);
-    expect(isSqliteBusy(new Error('database is locked'))).toBe(false);
-    expect(isSqliteBusy(undefined)).toBe(false);
+  const reasonOf = (error: unknown) => {
+    const failure = sqliteFailure(error, 5000);
+    return failure instanceof StorageUnavailableError ? failure.reason : undefined;
+  };
+
+  it('turns SQLITE_BUSY, in both driver shapes and extended codes included, into StorageUnavailableError (timeout, nothing applied)', () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5 });
+    const failure = sqliteFailure(busy, 5000);
+    expect(failure).toBeInstanceOf(StorageUnavailableError);
+    expect(failure).toMatchObject({ reason: 'timeout', mayHaveApplied: false, cause: busy });
+    expect((failure as Error).message).toContain('more than 5000 ms');
+    // The server's one mapping (503 temporarily_unavailable) sees it as it is.
+    expect(classifyStorageFailure(failure)).toBe(failure);
+    expect(reasonOf({ code: 'ERR_SQLITE_ERROR', errcode: 517 })).toBe('timeout'); // BUSY_SNAPSHOT
+    expect(reasonOf({ code: 'SQLITE_BUSY' })).toBe('timeout');
+    expect(reasonOf({ code: 'SQLITE_BUSY_SNAPSHOT' })).toBe('timeout');
+  });
+
+  it('turns SQLITE_LOCKED and SQLITE_PROTOCOL into conflicts and SQLITE_FULL into overloaded', () => {
+    expect(reasonOf({ code: 'ERR_SQLITE_ERROR', errcode: 6 })).toBe('conflict');
+    expect(reasonOf({ code: 'SQLITE_LOCKED_SHAREDCACHE' })).toBe('conflict');
+    expect(reasonOf({ code: 'ERR_SQLITE_ERROR', errcode: 15 })).toBe('conflict');
+    expect(reasonOf({ code: 'ERR_SQLITE_ERROR', errcode: 13 })).toBe('overloaded');
+    expect(reasonOf({ code: 'SQLITE_FULL' })).toBe('overloaded');
+  });
+
+  it('leaves I/O errors, corruption, constraint violations and other errors as they are (500, logged at error)', () => {
+    for (const error of [
+      { code: 'ERR_SQLITE_ERROR', errcode: 10 }, // IOERR
+      { code: 'ERR_SQLITE_ERROR', errcode: 3338 }, // IOERR_FSYNC
+      { code: 'SQLITE_IOERR_WRITE' },
+      { code: 'ERR_SQLITE_ERROR', errcode: 11 }, // CORRUPT
+      { code: 'ERR_SQLITE_ERROR', errcode: 1555 }, // CONSTRAINT_PRIMARYKEY
+      { code: 'SQLITE_BUSYNESS' }, // not a SQLite code, though it starts like one
+      new Error('database is locked'),
+      undefined,
+    ]) {
+      expect(sqliteFailure(error, 5000)).toBe(error);
+    }
   });
 
   it('recognises constraint violations in both driver shapes', () => {

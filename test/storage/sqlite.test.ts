@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isOAuthError } from '../../src/core/errors.js';
+import { toOAuthError } from '../../src/core/errors.js';
 import { pgliteStorage } from '../../src/storage/pglite.js';
 import { openDatabaseImpl, SQLITE_FILE_NAME } from '../../src/storage/sqlite/database.js';
 import { SqliteUnavailableError } from '../../src/storage/sqlite/errors.js';
@@ -21,6 +21,7 @@ import {
 } from '../../src/storage/sqlite/schema.js';
 import { importPostgresStorage, openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { RefreshTokenRecord, Storage } from '../../src/storage/types.js';
+import { STORAGE_RETRY_AFTER_SECONDS, StorageUnavailableError } from '../../src/storage/unavailable.js';
 import {
   fixtures,
   runStorageConformance,
@@ -266,11 +267,13 @@ describe('SQLite storage', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(isOAuthError(error)).toBe(true);
-      const oauthError = error as { code: string; status: number; headers: Record<string, string> };
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect(error).toMatchObject({ reason: 'timeout', mayHaveApplied: false });
+      // What the server answers for it: the one mapping of every storage's outages.
+      const oauthError = toOAuthError(error);
       expect(oauthError.code).toBe('temporarily_unavailable');
       expect(oauthError.status).toBe(503);
-      expect(oauthError.headers['retry-after']).toBe('1');
+      expect(oauthError.headers['retry-after']).toBe(String(STORAGE_RETRY_AFTER_SECONDS));
     } finally {
       holder.exec('ROLLBACK');
       holder.close();
@@ -288,6 +291,40 @@ describe('SQLite storage', () => {
     expect(await storage.deleteExpired(NOW + 1)).toBe(7);
     expect(await storage.interactions.get(kept.idHash, NOW)).toEqual(kept);
     expect(await storage.deleteExpired(NOW + 1)).toBe(0);
+  });
+
+  it('deletes, batch by batch, the grants its token batches leave without an unexpired token, and keeps a grant whose successor lives', async () => {
+    const storage = open(sqliteStorage({ path: scratch.file('purge.sqlite'), deleteBatchSize: 2 }));
+    const seed = async () => {
+      const code = fixtures.code();
+      await storage.codes.create(code);
+      const grant = fixtures.grantOf(code);
+      const refreshToken = fixtures.refreshToken(grant, { expiresAt: NOW + 1000 });
+      const redeemed = await storage.codes.redeem({
+        codeHash: code.codeHash,
+        grant,
+        accessToken: fixtures.accessToken(grant, { expiresAt: NOW + 900 }),
+        refreshToken,
+        now: NOW,
+      });
+      expect(redeemed).toEqual({ outcome: 'redeemed' });
+      return { grant, refreshToken };
+    };
+    const idle = await Promise.all(Array.from({ length: 5 }, seed));
+    const active = await seed();
+    const rotation = rotationOf(active.grant, active.refreshToken);
+    const lasting = { ...rotation, successor: { ...rotation.successor, expiresAt: NOW + 5000 } };
+    expect(await storage.grants.rotateRefreshToken(lasting)).toEqual({ outcome: 'rotated' });
+    // Over several batches of 2. Past the access tokens: the 6 consumed codes (past their tombstone
+    // time) and 7 access tokens (the rotation's included); every grant keeps a live refresh token.
+    expect(await storage.deleteExpired(NOW + 950)).toBe(6 + 7);
+    for (const { grant } of [...idle, active]) expect(await storage.grants.get(grant.grantId)).not.toBeNull();
+    // Past the refresh tokens but the successor: 6 refresh tokens, and the 5 idle grants with them.
+    expect(await storage.deleteExpired(NOW + 1000)).toBe(6 + 5);
+    for (const { grant } of idle) expect(await storage.grants.get(grant.grantId)).toBeNull();
+    expect(await storage.grants.get(active.grant.grantId)).not.toBeNull();
+    expect(await storage.grants.getRefreshToken(lasting.successor.tokenHash, NOW + 1000)).not.toBeNull();
+    expect(await storage.deleteExpired(NOW + 1000)).toBe(0);
   });
 
   it('leaves a database passed in as `database` open when the storage closes', async () => {

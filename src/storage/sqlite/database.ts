@@ -30,7 +30,7 @@ import {
   sqliteVersionAtLeast,
   WAL_RESET_FIX_VERSION,
 } from './driver.js';
-import { isSqliteBusy, SqliteBusyError, SqliteUnavailableError } from './errors.js';
+import { SqliteUnavailableError, sqliteFailure } from './errors.js';
 
 /** The file a data directory holds (plus its `-wal` and `-shm` companions). */
 export const SQLITE_FILE_NAME = 'portcullis.sqlite';
@@ -115,7 +115,8 @@ export interface SqliteDatabase {
   readonly inTransaction: boolean;
   /**
    * Runs a write statement.
-   * @throws SqliteBusyError when the write lock stayed taken longer than the busy timeout
+   * @throws StorageUnavailableError (from `portcullis`) when the write lock stayed taken longer
+   *   than the busy timeout, or on another transient failure (nothing written)
    */
   run(sql: string, ...params: SqliteValue[]): SqliteRunResult;
   /** The first row of a query, typed by the caller (the SQL decides its shape), or `undefined`. */
@@ -129,7 +130,8 @@ export interface SqliteDatabase {
    * IMMEDIATE`): committed when `fn` returns, rolled back when it throws. `fn` must be synchronous
    * (a promise is refused: the transaction would commit before it settles) and must not nest.
    *
-   * @throws SqliteBusyError when another connection kept the write lock past the busy timeout (nothing written)
+   * @throws StorageUnavailableError (from `portcullis`) when another connection kept the write
+   *   lock past the busy timeout (nothing written)
    * @throws TypeError when `fn` returns a promise, or when called inside a transaction
    */
   transaction<T>(fn: () => T): T;
@@ -293,7 +295,7 @@ export class SqliteDatabaseImpl implements SqliteDatabase {
   }
 
   #translate(error: unknown): unknown {
-    return isSqliteBusy(error) ? new SqliteBusyError(this.#busyTimeoutMs, { cause: error }) : error;
+    return sqliteFailure(error, this.#busyTimeoutMs);
   }
 }
 
@@ -328,7 +330,8 @@ export function validateDatabaseOptions(options: SqliteDatabaseOptions): void {
  * @param options - {@link SqliteDatabaseOptions} (`driver` is ignored)
  * @returns the open database
  * @throws SqliteUnavailableError when the file cannot be put in WAL mode
- * @throws SqliteBusyError when another process kept the file locked past the busy timeout
+ * @throws StorageUnavailableError (from `portcullis`) when another process kept the file locked past
+ *   the busy timeout
  */
 export function openSqliteDatabaseWith(
   driver: SqliteDriver,
@@ -356,9 +359,7 @@ export function openSqliteDatabaseWith(
     connection.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   } catch (error) {
     connection.close();
-    throw isSqliteBusy(error)
-      ? new SqliteBusyError(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, { cause: error })
-      : error;
+    throw sqliteFailure(error, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
   }
   if (!sqliteVersionAtLeast(driver.sqliteVersion, WAL_RESET_FIX_VERSION)) {
     (options.onWarning ?? console.warn)(
@@ -410,7 +411,8 @@ export function databaseFile(location: SqliteLocation): string {
  * @returns the open database; close it when the server stops
  * @throws SqliteUnavailableError when no driver loads, the file cannot be put in WAL mode, or
  *   `dataDir` holds a PGlite database
- * @throws SqliteBusyError when another process kept the file locked past the busy timeout
+ * @throws StorageUnavailableError (from `portcullis`) when another process kept the file locked past
+ *   the busy timeout
  * @throws RangeError on an option out of bounds
  * @see https://sqlite.org/wal.html, https://sqlite.org/pragma.html#pragma_synchronous
  * @example

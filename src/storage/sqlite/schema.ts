@@ -98,7 +98,9 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `CREATE INDEX ${T.grants}_expires_at ON ${T.grants} (expires_at)`,
       `CREATE INDEX ${T.grants}_revoked_at ON ${T.grants} (revoked_at) WHERE revoked_at IS NOT NULL`,
 
-      // Tokens belong to a grant: deleting a grant deletes its tokens (foreign_keys is on).
+      // Tokens belong to a grant: deleting a grant deletes its tokens (foreign_keys is on). Their
+      // (grant_id, expires_at) indexes serve the cascade, revoking a grant's tokens, and the
+      // housekeeping's "does this grant keep an unexpired token" in one probe.
       `CREATE TABLE ${T.access} (
         token_hash TEXT PRIMARY KEY,
         jti TEXT NOT NULL,
@@ -111,7 +113,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         expires_at INTEGER NOT NULL,
         revoked_at INTEGER
       ) STRICT`,
-      `CREATE INDEX ${T.access}_grant_id ON ${T.access} (grant_id)`,
+      `CREATE INDEX ${T.access}_grant_id_expires_at ON ${T.access} (grant_id, expires_at)`,
       `CREATE INDEX ${T.access}_expires_at ON ${T.access} (expires_at)`,
 
       `CREATE TABLE ${T.refresh} (
@@ -128,7 +130,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         sealed_successor TEXT,
         revoked_at INTEGER
       ) STRICT`,
-      `CREATE INDEX ${T.refresh}_grant_id ON ${T.refresh} (grant_id)`,
+      `CREATE INDEX ${T.refresh}_grant_id_expires_at ON ${T.refresh} (grant_id, expires_at)`,
       `CREATE INDEX ${T.refresh}_expires_at ON ${T.refresh} (expires_at)`,
 
       // No foreign key to clients: consents and grants may name clients that are not stored

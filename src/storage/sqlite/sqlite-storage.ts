@@ -1,17 +1,21 @@
 /**
  * The {@link Storage} contract over one SQLite file. Every method is a few synchronous statements
- * on prepared, reused statements; every atomic step (redeem a code, rotate a refresh token, revoke
- * a grant, delete a client) is one `BEGIN IMMEDIATE` transaction, which holds the file's single
- * write lock from its first statement: of any number of callers, in this process or another on the
- * same file, one runs at a time, and each finds what the previous one committed. Consuming a
- * pending authorization is a single `DELETE ... RETURNING`. Reads of a token check its grant, so a
- * revocation wins every race.
+ * on prepared, reused statements; every atomic step (complete a pending authorization, redeem a
+ * code, rotate a refresh token, revoke a grant, delete a client) is one `BEGIN IMMEDIATE`
+ * transaction, which holds the file's single write lock from its first statement: of any number of
+ * callers, in this process or another on the same file, one runs at a time, and each finds what the
+ * previous one committed. Consuming a pending authorization is a single `DELETE ... RETURNING`.
+ * Reads of a token check its grant, so a revocation wins every race.
+ *
+ * Failures: the database wrapper turns SQLite's transient ones (a lock held past the busy timeout)
+ * into `StorageUnavailableError`, which the server answers `503 temporarily_unavailable` with
+ * `Retry-After`; a transaction that throws has written nothing.
  * @module
  */
-import { OAuthError } from '../../core/errors.js';
 import type {
   ClientStore,
   CodeStore,
+  ConsentRecord,
   ConsentStore,
   GrantStore,
   InteractionStore,
@@ -21,7 +25,6 @@ import type {
 } from '../types.js';
 import { CODE_TOMBSTONE_SECONDS } from '../types.js';
 import type { SqliteDatabase } from './database.js';
-import { SqliteBusyError } from './errors.js';
 import {
   type AccessTokenRow,
   accessTokenParams,
@@ -61,21 +64,6 @@ export interface SqliteStorageSettings {
   readonly deleteBatchSize: number;
 }
 
-/** Seconds a client is told to wait when another process held the database too long. */
-const BUSY_RETRY_AFTER_SECONDS = 1;
-
-/**
- * A lock held past the busy timeout is transient: answered `503 temporarily_unavailable` with
- * `Retry-After`, never a 500. Nothing was written (the transaction rolled back).
- */
-function translate(error: unknown): unknown {
-  if (!(error instanceof SqliteBusyError)) return error;
-  return new OAuthError('temporarily_unavailable', 'the database is busy; try again shortly', {
-    headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
-    cause: error,
-  });
-}
-
 const changed = (result: { changes: number | bigint }): boolean => Number(result.changes) > 0;
 
 /** Gives the event loop a turn between cleanup batches, so that requests interleave with them. */
@@ -110,15 +98,9 @@ export class SqliteStorage implements Storage {
       throw new TypeError('storage: deleteBatchSize must be a positive integer');
     }
     this.#settings = settings;
-    /** Runs one step on the open database; a busy database becomes `temporarily_unavailable`. */
-    const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> => {
-      const db = this.#db ?? (await this.#open());
-      try {
-        return body(db);
-      } catch (error) {
-        throw translate(error);
-      }
-    };
+    /** Runs one step on the database, opened (and migrated) on first use. */
+    const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> =>
+      body(this.#db ?? (await this.#open()));
 
     this.clients = {
       create: (client) =>
@@ -174,6 +156,22 @@ export class SqliteStorage implements Storage {
           const row = db.get<PendingRow>(SQL.consumePending, idHash);
           return row === undefined || row.expires_at <= now ? null : pendingRecord(row);
         }),
+      complete: ({ idHash, code, consent, now }) =>
+        step((db) =>
+          db.transaction(() => {
+            // The commit point: of concurrent callers, the first to take the write lock deletes the
+            // row; the others find it gone. An expired record is left (and writes nothing).
+            if (!changed(db.run(SQL.completePending, idHash, now))) return false;
+            db.run(SQL.createCode, ...codeParams(code));
+            if (consent !== undefined) {
+              // Read and written under the same write lock: no other writer in between.
+              const row = db.get<ConsentRow>(SQL.getConsent, consent.userId, consent.clientId);
+              const stored = row === undefined ? consent : grownConsent(consentRecord(row), consent);
+              db.run(SQL.saveConsent, ...consentParams(stored));
+            }
+            return true;
+          }),
+        ),
     };
 
     this.codes = {
@@ -311,7 +309,7 @@ export class SqliteStorage implements Storage {
         migrateSqlite(db, Math.floor(Date.now() / 1000));
       } catch (error) {
         if (this.#settings.owned) db.close();
-        throw translate(error);
+        throw error;
       }
       this.#db = db;
       return db;
@@ -324,21 +322,28 @@ export class SqliteStorage implements Storage {
 
   /**
    * See {@link Storage.deleteExpired}: each cleanup in batches of `deleteBatchSize` rows, each batch
-   * one short write transaction, the event loop given a turn between batches.
+   * one short write transaction, the event loop given a turn between batches. A batch of expired
+   * tokens deletes, in its transaction, the grants it left without any unexpired token.
    */
   async deleteExpired(now: number): Promise<number> {
     const db = this.#db ?? (await this.#open());
     const batch = this.#settings.deleteBatchSize;
     let removed = 0;
-    for (const statement of DELETE_EXPIRED) {
+    for (const { batch: statement, emptiedGrants } of DELETE_EXPIRED) {
       for (;;) {
-        let deleted: number;
-        try {
-          deleted = Number(db.run(statement, now, batch).changes);
-        } catch (error) {
-          throw translate(error);
-        }
-        removed += deleted;
+        const { deleted, also } =
+          emptiedGrants === undefined
+            ? { deleted: Number(db.run(statement, now, batch).changes), also: 0 }
+            : db.transaction(() => {
+                const rows = db.all<{ grant_id: string }>(statement, now, batch);
+                const grantIds = [...new Set(rows.map((row) => row.grant_id))];
+                const emptied =
+                  grantIds.length === 0
+                    ? 0
+                    : db.run(emptiedGrants, JSON.stringify(grantIds), now, now).changes;
+                return { deleted: rows.length, also: Number(emptied) };
+              });
+        removed += deleted + also;
         if (deleted < batch) break;
         await yieldToRequests();
       }
@@ -357,4 +362,17 @@ export class SqliteStorage implements Storage {
     const db = await opening.catch(() => undefined);
     db?.close();
   }
+}
+
+/**
+ * The consent `completion` grows `stored` into: the union of scopes and of resources, those stored
+ * first, then the new ones, without duplicates; `createdAt` kept, `updatedAt` replaced.
+ */
+function grownConsent(stored: ConsentRecord, completion: ConsentRecord): ConsentRecord {
+  return {
+    ...stored,
+    scope: [...new Set([...stored.scope, ...completion.scope])],
+    resources: [...new Set([...stored.resources, ...completion.resources])],
+    updatedAt: completion.updatedAt,
+  };
 }

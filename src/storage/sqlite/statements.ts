@@ -2,6 +2,15 @@
  * Every statement the SQLite storage runs. Each is prepared once per connection and reused (the
  * database's statement cache is keyed by these texts). Parameters are positional (`?`), in the order
  * each comment gives.
+ *
+ * Some parameters are written `+?`: the same value (a unary plus changes nothing, and the indexes
+ * are used as before), but one the query planner cannot look at. Once the database has statistics
+ * (`ANALYZE`, or the `PRAGMA optimize` SQLite advises long-running applications to run), SQLite
+ * prepares a statement again on every new binding of a parameter whose value could change its plan
+ * (https://sqlite.org/c3ref/prepare.html, "SQLITE_ENABLE_STAT4"); for the joins below, which read a
+ * token with its grant on every protected request and refresh, that tripled their cost. Their plan
+ * is a primary-key probe whatever the value, so they opt out. Single-table primary-key lookups never
+ * re-plan and keep plain `?`, as do the cleanups, whose range scans may use the statistics.
  * @module
  */
 import { CODE_TOMBSTONE_SECONDS } from '../types.js';
@@ -60,6 +69,8 @@ export const SQL = {
     WHERE id_hash = ? AND expires_at > ? AND (user_id IS NULL OR user_id = ?)`,
   /** id_hash. One statement: of concurrent callers only one gets the row. */
   consumePending: `DELETE FROM ${pending} WHERE id_hash = ? RETURNING ${PENDING_COLUMNS}`,
+  /** id_hash, now: the commit point of completing a pending authorization (an expired one stays). */
+  completePending: `DELETE FROM ${pending} WHERE id_hash = ? AND expires_at > ?`,
 
   // ---- authorization codes ---------------------------------------------------------------------
   createCode: `INSERT INTO ${codes} (${CODE_COLUMNS}) VALUES (${placeholders(15)})`,
@@ -78,7 +89,7 @@ export const SQL = {
   getGrant: `SELECT ${GRANT_COLUMNS} FROM ${grants} WHERE grant_id = ?`,
   /** user_id, now */
   listGrantsByUser: `SELECT ${GRANT_COLUMNS} FROM ${grants}
-    WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?
+    WHERE user_id = +? AND revoked_at IS NULL AND expires_at > +?
     ORDER BY created_at DESC, grant_id`,
   /** now, grant_id */
   revokeGrant: `UPDATE ${grants} SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL`,
@@ -99,7 +110,7 @@ export const SQL = {
    */
   getAccessToken: `SELECT ${ACCESS_COLUMNS_OF_T}
     FROM ${access} t JOIN ${grants} g ON g.grant_id = t.grant_id
-    WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ? AND g.revoked_at IS NULL`,
+    WHERE t.token_hash = +? AND t.revoked_at IS NULL AND t.expires_at > +? AND g.revoked_at IS NULL`,
   /** now, token_hash */
   revokeAccessToken: `UPDATE ${access} SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL`,
 
@@ -108,8 +119,8 @@ export const SQL = {
   /** token_hash, now, now: the token (rotated or not) with its grant's auth_time, while both are active. */
   getRefreshToken: `SELECT ${REFRESH_COLUMNS_OF_T}, g.auth_time
     FROM ${refresh} t JOIN ${grants} g ON g.grant_id = t.grant_id
-    WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > ?
-      AND g.revoked_at IS NULL AND g.expires_at > ?`,
+    WHERE t.token_hash = +? AND t.revoked_at IS NULL AND t.expires_at > +?
+      AND g.revoked_at IS NULL AND g.expires_at > +?`,
   /**
    * now, successor_hash, sealed_successor, token_hash, now, now: the commit point of a rotation.
    * Matches only an active, unrotated token of an active grant.
@@ -142,18 +153,42 @@ const deleteBatch = (table: string, condition: string) =>
   `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${condition} LIMIT ?)`;
 
 /**
- * The cleanups of `deleteExpired`, in the order they run (tokens before the grants they belong
- * to); parameters: now, batch size.
+ * One batch of expired tokens of `table` (rotated refresh tokens included: kept until their own
+ * expiry, so that their reuse is still detected), reporting the grants they belonged to.
  */
-export const DELETE_EXPIRED: readonly string[] = [
-  deleteBatch(clients, 'expires_at IS NOT NULL AND expires_at <= ?'),
-  deleteBatch(pending, 'expires_at <= ?'),
+const deleteTokenBatch = (table: string) =>
+  `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)
+    RETURNING grant_id`;
+
+/**
+ * Parameters: a JSON array of grant ids, now, now. Deletes those of the grants left without any
+ * token expiring after now: nothing can use them any more (no refresh token to refresh with, no
+ * access token to revoke). One probe of each token table's (grant_id, expires_at) index per grant;
+ * the foreign keys delete the grant's remaining, expired tokens.
+ */
+const deleteEmptiedGrants = `DELETE FROM ${grants} WHERE grant_id IN (SELECT value FROM json_each(?))
+  AND NOT EXISTS (SELECT 1 FROM ${access} a WHERE a.grant_id = ${grants}.grant_id AND a.expires_at > ?)
+  AND NOT EXISTS (SELECT 1 FROM ${refresh} r WHERE r.grant_id = ${grants}.grant_id AND r.expires_at > ?)`;
+
+/**
+ * One cleanup of `deleteExpired`: a batch statement (parameters: now, batch size), and for the
+ * token tables the statement that deletes the grants the batch left without an unexpired token.
+ */
+export interface Cleanup {
+  readonly batch: string;
+  readonly emptiedGrants?: string;
+}
+
+/** The cleanups of `deleteExpired`, in the order they run (tokens before the grants they belong to). */
+export const DELETE_EXPIRED: readonly Cleanup[] = [
+  { batch: deleteBatch(clients, 'expires_at IS NOT NULL AND expires_at <= ?') },
+  { batch: deleteBatch(pending, 'expires_at <= ?') },
   // Consumed codes outlive their expiry, so that a late replay still revokes the grant.
-  deleteBatch(codes, `expires_at <= ? - ${CODE_TOMBSTONE_SECONDS}`),
-  deleteBatch(access, 'expires_at <= ?'),
-  deleteBatch(refresh, 'expires_at <= ?'),
+  { batch: deleteBatch(codes, `expires_at <= ? - ${CODE_TOMBSTONE_SECONDS}`) },
+  { batch: deleteTokenBatch(access), emptiedGrants: deleteEmptiedGrants },
+  { batch: deleteTokenBatch(refresh), emptiedGrants: deleteEmptiedGrants },
   // Past their absolute expiry, or revoked a while ago; the foreign keys delete their remaining tokens.
-  deleteBatch(grants, 'expires_at <= ?'),
-  deleteBatch(grants, `revoked_at <= ? - ${CODE_TOMBSTONE_SECONDS}`),
-  deleteBatch(keys, 'expires_at <= ?'),
+  { batch: deleteBatch(grants, 'expires_at <= ?') },
+  { batch: deleteBatch(grants, `revoked_at <= ? - ${CODE_TOMBSTONE_SECONDS}`) },
+  { batch: deleteBatch(keys, 'expires_at <= ?') },
 ];
