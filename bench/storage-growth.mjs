@@ -22,8 +22,8 @@
  * the tables, so the storage steps alone are measured: a stricter test of flatness than the whole
  * request, whose larger cost would dilute any growth.
  *
- * Usage: `npm run build && node bench/storage-growth.mjs [--backend postgres|pglite]
- * [--tokens 1000000] [--expired 200000] [--windows 5] [--seconds 3] [--concurrency 8]
+ * Usage: `npm run build && node bench/storage-growth.mjs [--backend postgres|pglite|sqlite]
+ * [--tokens 1000000] [--expired 200000] [--windows 5] [--seconds 3] [--concurrency 8] [--delete-batch 1000]
  * [--database-url postgres://...]`. A backend is a few functions in BACKENDS below: opening a
  * store, the bulk SQL that grows it, and where its CPU is spent.
  * @module
@@ -32,6 +32,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { processCpuSeconds } from './lib/proc.mjs';
 
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     windows: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '8' },
+    'delete-batch': { type: 'string', default: '1000' },
     'database-url': { type: 'string' },
   },
 });
@@ -51,6 +53,7 @@ const EXPIRED = Number(args.expired);
 const WINDOWS = Number(args.windows);
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
+const DELETE_BATCH = Number(args['delete-batch']);
 const DATABASE_URL =
   args['database-url'] ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -101,6 +104,38 @@ function growthSql(s, tokens, now, tag, expiresIn) {
 }
 
 /**
+ * {@link growthSql} for SQLite's tables (`portcullis_*`, lists as JSON text). SQLite has no
+ * SHA-256: token hashes are random (`randomblob`), 43 characters as real ones, and each rotated
+ * token names its live successor by reading it back (the successors are inserted first).
+ * @param {number} tokens
+ * @param {number} now - epoch seconds
+ * @param {string} tag - distinguishes the ids of several calls
+ * @param {number} expiresIn - seconds from now to the tokens' expiry
+ */
+function sqliteGrowthSql(tokens, now, tag, expiresIn) {
+  const grants = Math.floor(tokens / 4);
+  const series = `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${grants})`;
+  const digest = 'substr(lower(hex(randomblob(22))), 1, 43)';
+  const owner = `'g-${tag}-' || i, 'client-' || (i % 1000), 'user-' || (i % 100000), '["openid","email"]', '["https://as.example"]'`;
+  const grantExpiry = expiresIn < 0 ? now + expiresIn : now + 90 * 86400;
+  const access = (kind) =>
+    `${series} INSERT INTO portcullis_access_tokens (token_hash, jti, grant_id, client_id, user_id, scope, audience, issued_at, expires_at)
+     SELECT ${digest}, 'jti-${tag}-${kind}-' || i, ${owner}, ${now - 1800}, ${now + Math.min(expiresIn, 3600)} FROM s`;
+  return [
+    `${series} INSERT INTO portcullis_grants (grant_id, client_id, user_id, scope, resources, auth_time, created_at, expires_at)
+     SELECT ${owner}, ${now - 3600}, ${now - 3600}, ${grantExpiry} FROM s`,
+    // The live successors first, then the rotated tokens that point at them (one per grant).
+    `${series} INSERT INTO portcullis_refresh_tokens (token_hash, grant_id, client_id, user_id, scope, resources, issued_at, expires_at)
+     SELECT ${digest}, ${owner}, ${now - 1800}, ${now + expiresIn} FROM s`,
+    `INSERT INTO portcullis_refresh_tokens (token_hash, grant_id, client_id, user_id, scope, resources, issued_at, expires_at, rotated_at, successor_hash)
+     SELECT ${digest}, grant_id, client_id, user_id, scope, resources, ${now - 3600}, ${now + expiresIn}, ${now - 1800}, token_hash
+     FROM portcullis_refresh_tokens WHERE grant_id LIKE 'g-${tag}-%' AND rotated_at IS NULL`,
+    access('a1'),
+    access('a2'),
+  ];
+}
+
+/**
  * A backend: how to open a store (with a way to run SQL on it and to read the CPU its database
  * spends outside this process), and how to grow it.
  * @typedef {object} OpenedStore
@@ -135,7 +170,7 @@ const BACKENDS = {
           application_name: application,
         });
         pools.push(pool);
-        const storage = postgresStorage({ pool }, { schema: label });
+        const storage = postgresStorage({ pool }, { schema: label, deleteBatchSize: DELETE_BATCH });
         await storage.keys.list(); // migrates
         const exec = async (text) => void (await pool.query(text));
         return {
@@ -173,6 +208,53 @@ const BACKENDS = {
     };
   },
 
+  /**
+   * SQLite: one file per store, in this process (its CPU is this process's), opened as the
+   * reference server opens it (`openSqliteDatabase`, shared with the storage).
+   */
+  async sqlite() {
+    const { openSqliteDatabase, sqliteStorage } = await import('../dist/sqlite.js');
+    const dirs = [];
+    const dbs = [];
+    const probe = await openSqliteDatabase({ path: ':memory:', onWarning: () => {} });
+    const description = `SQLite ${probe.sqliteVersion} through ${probe.driver} (embedded, in this process)`;
+    probe.close();
+    return {
+      description,
+      async open(label) {
+        const dir = mkdtempSync(join(tmpdir(), `pc-growth-${label}-`));
+        dirs.push(dir);
+        const db = await openSqliteDatabase({ dataDir: dir, onWarning: () => {} });
+        dbs.push(db);
+        const storage = sqliteStorage({ database: db, deleteBatchSize: DELETE_BATCH });
+        await storage.keys.list(); // migrates
+        const exec = async (text) => db.exec(text);
+        return {
+          storage,
+          exec,
+          externalCpuSeconds: async () => 0,
+          async size() {
+            const pages = db.get('PRAGMA page_count')?.page_count ?? 0;
+            const pageSize = db.get('PRAGMA page_size')?.page_size ?? 0;
+            return `${Math.round((pages * pageSize) / 2 ** 20)} MB`;
+          },
+          async grow(tokens, now, tag, expiresIn) {
+            db.transaction(() => {
+              for (const text of sqliteGrowthSql(tokens, now, tag, expiresIn)) db.exec(text);
+            });
+            db.exec('ANALYZE');
+            db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+          },
+          close: () => storage.close(),
+        };
+      },
+      async dispose() {
+        for (const db of dbs) db.close();
+        for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+
   /** PGlite: one data directory per store, in this process (its CPU is this process's). */
   async pglite() {
     const { openEmbeddedDatabase, pgliteStorage } = await import('../dist/pglite.js');
@@ -185,7 +267,7 @@ const BACKENDS = {
         dirs.push(dir);
         const db = await openEmbeddedDatabase(dir);
         dbs.push(db);
-        const storage = pgliteStorage({ pglite: db }, { schema: label });
+        const storage = pgliteStorage({ pglite: db }, { schema: label, deleteBatchSize: DELETE_BATCH });
         await storage.keys.list();
         const exec = async (text) => void (await db.exec(text));
         return {
@@ -413,6 +495,9 @@ async function main() {
       await window(grown, chains.get(grown), 'refresh', SECONDS, before);
       const during = [];
       let purging = true;
+      // How long the event loop was held at a time: an embedded storage runs each batch on it.
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
       started = performance.now();
       const purge = grown.storage.deleteExpired(nowSeconds()).finally(() => {
         purging = false;
@@ -424,17 +509,22 @@ async function main() {
             const t = performance.now();
             await WORKLOADS.refresh(grown.storage, chain);
             during.push(performance.now() - t);
+            // Requests arrive as I/O events; an embedded storage answers without one, so without
+            // this turn of the event loop the clients would starve the purge's own turns (timers).
+            await new Promise((resolve) => setImmediate(resolve));
           }
         }),
       );
       const removed = await purge;
+      loop.disable();
       const seconds = (performance.now() - started) / 1000;
       console.log('');
       console.log(
         `purge: ${removed.toLocaleString('en-US')} expired rows deleted in ${seconds.toFixed(1)} s ` +
-          `(${fmt(removed / seconds)} rows/s, batches of 1000) while ${CONCURRENCY} clients kept refreshing; ` +
+          `(${fmt(removed / seconds)} rows/s, batches of ${DELETE_BATCH}) while ${CONCURRENCY} clients kept refreshing; ` +
           `refresh latency p50/p99/max ${pct(before, 50).toFixed(1)}/${pct(before, 99).toFixed(1)}/${Math.max(...before).toFixed(1)} ms before, ` +
-          `${pct(during, 50).toFixed(1)}/${pct(during, 99).toFixed(1)}/${Math.max(...during).toFixed(1)} ms during (${during.length} refreshes)`,
+          `${pct(during, 50).toFixed(1)}/${pct(during, 99).toFixed(1)}/${Math.max(...during).toFixed(1)} ms during (${during.length} refreshes); ` +
+          `event-loop delay during the purge p99/max ${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)} ms`,
       );
       console.log(`table size after the purge: grown ${await grown.size()}`);
     }
