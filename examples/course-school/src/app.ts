@@ -17,7 +17,7 @@ import { hardenServer, toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
 import { createSessionManager, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
-import { errorResponse, isRefusal, json } from './api/errors.js';
+import { errorResponse, json, logFailure } from './api/errors.js';
 import { API_ROUTES } from './api/route-table.js';
 import { createBearerGuard } from './auth/bearer-guard.js';
 import type { AppConfig } from './config.js';
@@ -179,7 +179,7 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   answerOtherMethods(app);
   app.notFound(() => json(404, { error: 'not_found', error_description: 'no such resource' }));
   app.onError((error, c) => {
-    if (!isRefusal(error)) console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    logFailure(c.req.method, c.req.path, error);
     return errorResponse(error);
   });
   openapi = JSON.stringify(buildOpenApi(app, { discovery, scopes: courseSchoolScopes, title: TITLE }));

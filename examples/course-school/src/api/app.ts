@@ -11,7 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { toResponse } from 'portcullis/fetch';
 import { z } from 'zod';
 import type { BearerGuard } from '../auth/bearer-guard.js';
-import { ApiError, errorResponse, invalidRequest, isRefusal, issuesOf } from './errors.js';
+import { ApiError, errorResponse, invalidRequest, issuesOf, logFailure } from './errors.js';
 import { API_PREFIX, type ApiRoute, type ApiServices, type Caller } from './route.js';
 
 /** Largest JSON body the business API accepts. */
@@ -205,7 +205,7 @@ export function createApiApp(routes: readonly ApiRoute[], deps: ApiAppDeps): Ope
     });
   }
   app.onError((error, c) => {
-    if (!isRefusal(error)) console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    logFailure(c.req.method, c.req.path, error);
     return errorResponse(error);
   });
   return app;

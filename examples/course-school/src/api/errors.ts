@@ -1,12 +1,14 @@
 /**
  * The business API's one error type and its JSON responses. Handlers throw an {@link ApiError}
- * (the status lives on the error); the app's error handler turns it, and Hono's own refusals
- * (`HTTPException`: bad JSON, wrong media type, body too large), into the same shape:
- * `{ "error": code, "error_description": text, "issues"?: [...] }`, the RFC 6749 §5.2 shape, so
- * clients parse OAuth and API errors alike.
+ * (the status lives on the error); the app's error handler turns it, Hono's own refusals
+ * (`HTTPException`: bad JSON, wrong media type, body too large) and a storage outage (the
+ * library's `isStorageUnavailable`: `503` with `Retry-After`, as the library answers its own
+ * endpoints) into the same shape: `{ "error": code, "error_description": text, "issues"?: [...] }`,
+ * the RFC 6749 §5.2 shape, so clients parse OAuth and API errors alike.
  * @module
  */
 import { HTTPException } from 'hono/http-exception';
+import { classifyStorageFailure, isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from 'portcullis';
 import type { z } from 'zod';
 
 /** Error codes of the business API. OAuth codes come from the library's guard unchanged. */
@@ -19,7 +21,8 @@ export type ApiErrorCode =
   | 'forbidden'
   | 'conflict'
   | 'too_many_requests'
-  | 'server_error';
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 const STATUS: Readonly<Record<ApiErrorCode, number>> = {
   invalid_request: 400,
@@ -31,6 +34,7 @@ const STATUS: Readonly<Record<ApiErrorCode, number>> = {
   unsupported_media_type: 415,
   too_many_requests: 429,
   server_error: 500,
+  temporarily_unavailable: 503,
 };
 
 /** One problem with a request field, e.g. `{ path: "body.title", message: "Required" }`. */
@@ -113,11 +117,30 @@ export function isRefusal(error: unknown): boolean {
   return error instanceof ApiError || error instanceof HTTPException;
 }
 
-/** The response for anything thrown. Unknown errors become a 500 whose message is not sent. */
+/**
+ * Logs a failure of the server once (a refusal is not one): a storage outage at `warn`, by its
+ * reason (answered 503, the client retries; the driver's message may name the database host),
+ * anything else at `error` with its stack.
+ */
+export function logFailure(method: string, path: string, error: unknown): void {
+  if (isRefusal(error)) return;
+  const unavailable = classifyStorageFailure(error);
+  if (unavailable === undefined) console.error(`${method} ${path} failed:`, error);
+  else console.warn(`${method} ${path}: storage unavailable (${unavailable.reason}), answered 503`);
+}
+
+/**
+ * The response for anything thrown. A storage outage is `503 temporarily_unavailable` with
+ * `Retry-After`; other unknown errors become a 500 whose message is not sent.
+ */
 export function errorResponse(error: unknown): Response {
   if (error instanceof HTTPException) {
     const known = FROM_HONO[error.status];
     if (known !== undefined) error = new ApiError(known[0], known[1]);
+  } else if (!(error instanceof ApiError) && isStorageUnavailable(error)) {
+    error = new ApiError('temporarily_unavailable', 'the service is temporarily unavailable; retry shortly', {
+      headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+    });
   }
   if (error instanceof ApiError) {
     const body: Record<string, unknown> = { error: error.code, error_description: error.message };

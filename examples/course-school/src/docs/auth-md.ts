@@ -58,6 +58,11 @@ export const ERROR_TABLE: readonly (readonly [code: string, status: string, when
   ['insufficient_scope', '403', 'Valid token without the scope the operation needs (the challenge names it)'],
   ['forbidden', '403', 'Valid token and scope, but the operation is reserved to the school owner'],
   ['too_many_requests', '429', 'Rate limited; see `Retry-After`'],
+  [
+    'temporarily_unavailable',
+    '503',
+    'The server cannot reach its database for a moment; retry the same request after `Retry-After` seconds',
+  ],
 ];
 
 /** Builds the Markdown. */

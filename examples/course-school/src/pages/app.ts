@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { csrf } from 'hono/csrf';
 import { html } from 'hono/html';
 import { HTTPException } from 'hono/http-exception';
+import { classifyStorageFailure, STORAGE_RETRY_AFTER_SECONDS } from 'portcullis';
 import { type AccountDeps, addAccountPages } from './account.js';
 import { addHomePage, type HomeDeps } from './home.js';
 import { page, pageHeaders } from './layout.js';
@@ -42,6 +43,19 @@ export function createPagesApp(deps: PagesDeps): Hono {
         {
           status: 403,
         },
+      );
+    }
+    // The database unreachable for a moment: 503 with Retry-After, as the library and the API answer.
+    const unavailable = classifyStorageFailure(error);
+    if (unavailable !== undefined) {
+      console.warn(
+        `${c.req.method} ${c.req.path}: storage unavailable (${unavailable.reason}), answered 503`,
+      );
+      return page(
+        c,
+        'Temporarily unavailable',
+        html`<h1>Temporarily unavailable</h1><p class="error">The server cannot reach its database right now. Try again in a moment.</p>`,
+        { status: 503, headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) } },
       );
     }
     console.error(`${c.req.method} ${c.req.path} failed:`, error);
