@@ -17,7 +17,6 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADA,
   at,
   decodeHtml,
   hiddenFields,
@@ -29,6 +28,7 @@ import {
   tokenRequest,
 } from '../helpers/school-flow.js';
 import {
+  addUserWithCli,
   assertCompiledServerFresh,
   type ServerProcess,
   startServerProcess,
@@ -38,6 +38,13 @@ import { requirePostgres } from '../helpers/services.js';
 
 const postgres = await requirePostgres('two reference servers while PostgreSQL terminates their connections');
 const ISSUER = 'https://school.example';
+/** An https issuer has no demo accounts: the operator creates this one with the command-line tool. */
+const ADA = {
+  email: 'ada@school.example',
+  password: 'the analytical engine',
+  name: 'Ada',
+  role: 'owner',
+} as const;
 const REDIRECT = 'http://127.0.0.1:49152/callback';
 const SCOPE = 'openid email account:read';
 /** The load: how long, and when PostgreSQL terminates every backend of the database. */
@@ -194,6 +201,7 @@ describe.skipIf(postgres === undefined)(
       const env = { PORT: '0', ISSUER, DATABASE_URL: databaseUrl, RATE_LIMIT: 'off' };
       a = await startServerProcess(env);
       b = await startServerProcess(env);
+      expect((await addUserWithCli(env, ADA)).code).toBe(0);
     }, 60_000);
 
     it('FLT-01 both stay up; only a few requests fail, each with 503 + Retry-After; every acknowledged token is valid and no grant is revoked', async () => {

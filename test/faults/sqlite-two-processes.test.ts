@@ -12,8 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from '../../src/storage/sqlite.js';
-import { ADA, api, jwsHeader, revokeToken } from '../helpers/school-flow.js';
+import { api, jwsHeader, revokeToken } from '../helpers/school-flow.js';
 import {
+  addUserWithCli,
   assertCompiledServerFresh,
   type ServerProcess,
   startServerProcess,
@@ -31,6 +32,13 @@ import {
 } from './load.js';
 
 const ISSUER = 'https://school.example';
+/** An https issuer has no demo accounts: the operator creates this one with the command-line tool. */
+const ADA = {
+  email: 'ada@school.example',
+  password: 'the analytical engine',
+  name: 'Ada',
+  role: 'owner',
+} as const;
 const dataDirs: string[] = [];
 /**
  * What a server printed on stderr, but the one warning Node.js 22 (and 24 before 24.15) prints when
@@ -70,6 +78,8 @@ describe('two server processes on one SQLite data directory', () => {
     const env = { PORT: '0', ISSUER, DATA_DIR: dataDir, RATE_LIMIT: 'off' };
     a = await startServerProcess(env);
     b = await startServerProcess(env);
+    // Beside the two running servers: a third process on the file.
+    expect((await addUserWithCli(env, ADA)).code).toBe(0);
     cookie = await signIn(a, ADA.email, ADA.password);
   });
 
@@ -192,17 +202,17 @@ describe('two server processes started at the same moment on an empty data direc
     const env = { PORT: '0', ISSUER, DATA_DIR: freshDir(), RATE_LIMIT: 'off' };
     const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
     expect(await jwks(b)).toEqual(await jwks(a));
+    expect((await addUserWithCli(env, ADA)).code).toBe(0);
     const cookie = await signIn(b, ADA.email, ADA.password);
     const chains = await Promise.all([a, b].map((server) => newChain(server, cookie)));
     expect(jwsHeader(chains[1]!.accessToken).kid).toBe(jwsHeader(chains[0]!.accessToken).kid);
     expect((await api(a, '/account', chains[1]!.accessToken)).status).toBe(200);
     expect((await api(b, '/account', chains[0]!.accessToken)).status).toBe(200);
-    // Seeded once: one owner account.
+    // Seeded once: one school record, and the one account the operator created.
     const db = await openSqliteDatabase({ path: join(env.DATA_DIR, 'portcullis.sqlite') });
     try {
-      expect(
-        db.get<{ n: number }>("SELECT count(*) AS n FROM cs_users WHERE email = 'ada@example.com'")?.n,
-      ).toBe(1);
+      expect(db.get<{ n: number }>("SELECT count(*) AS n FROM cs_records WHERE kind = 'school'")?.n).toBe(1);
+      expect(db.get<{ n: number }>('SELECT count(*) AS n FROM cs_users')?.n).toBe(1);
     } finally {
       db.close();
     }
