@@ -129,7 +129,7 @@ describe('the pages in each mode', () => {
   });
 });
 
-// Each run opens the embedded database (PGlite): several seconds on a busy machine.
+// Each run opens the embedded database (SQLite) in a child process: a second or so on a busy machine.
 describe('accounts made by the operator with add-user', { timeout: 90_000 }, () => {
   let dataDir: string;
   const OWNER = {
@@ -153,7 +153,9 @@ describe('accounts made by the operator with add-user', { timeout: 90_000 }, () 
     const created = await addUserWithCli(env, OWNER);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
-    expect(created.stdout).toMatch(/^created owner owner@school\.example \(usr_[\w-]+\) in PGlite /);
+    // The embedded default: SQLite, one file in DATA_DIR.
+    expect(created.stdout).toMatch(/^created owner owner@school\.example \(usr_[\w-]+\) in SQLite /);
+    expect(created.stdout.trim().endsWith(` in SQLite ${join(dataDir, 'portcullis.sqlite')}`)).toBe(true);
 
     const again = await addUserWithCli(env, { ...OWNER, email: 'owner@school.example' });
     expect(again.code).toBe(1);

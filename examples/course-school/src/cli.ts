@@ -10,8 +10,9 @@
  * `add-user` creates an account; the password is read from standard input (the first line), so it
  * appears neither in the process list nor in the shell history. This is the only way to create a
  * school owner: an owner may grant every scope, so only someone with access to the database (the
- * operator) decides who runs the school. With the embedded database (PGlite), stop the server first:
- * one process at a time opens its directory.
+ * operator) decides who runs the school. On the default SQLite it may run beside the server (several
+ * processes share the file); with `STORAGE=pglite`, stop the server first: one process at a time
+ * opens its directory.
  * @module
  */
 import { randomBytes } from 'node:crypto';

@@ -1,8 +1,9 @@
 /**
  * The contract of the reference server's own data: users, login sessions, and the business
- * records of every resource family. Two implementations pass the same test suite:
- * `sql-store.ts` (PostgreSQL or PGlite, in the database the library's storage uses) and
- * `memory-store.ts` (tests and benchmarks).
+ * records of every resource family. Three implementations pass the same test suite:
+ * `sql-store.ts` (PostgreSQL or PGlite, in the database the library's storage uses),
+ * `sqlite-store.ts` (the SQLite file the library's storage uses) and `memory-store.ts` (tests and
+ * benchmarks).
  *
  * Conventions: times are epoch milliseconds; lookups that find nothing return `null`; methods
  * throw only on infrastructure failure; records are plain values the caller must not mutate.
