@@ -12,6 +12,7 @@ import { StartupError } from '../src/startup.js';
 import { memoryStorage } from '../src/storage/memory.js';
 import { postgresStorage } from '../src/storage/postgres.js';
 import type { Storage } from '../src/storage/types.js';
+import { StorageUnavailableError } from '../src/storage/unavailable.js';
 import { recordingStorage } from './helpers/recording-storage.js';
 import { randomSchemaName, requirePostgres } from './helpers/services.js';
 
@@ -178,7 +179,10 @@ describe.skipIf(postgres === undefined)('start-up on PostgreSQL', () => {
     url.port = '1';
     const error = await failureOn(url.toString());
     expect(error.code).toBe('storage_unavailable');
-    expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
+    // The storage classifies the refusal (a transient failure), keeping the driver's error as its cause.
+    expect(error.cause).toBeInstanceOf(StorageUnavailableError);
+    expect(error.cause).toMatchObject({ reason: 'unreachable', mayHaveApplied: false });
+    expect(((error.cause as Error).cause as { code?: string }).code).toBe('ECONNREFUSED');
   });
 
   it('rejects with storage_unavailable when the database does not exist (SQLSTATE 3D000)', async () => {
