@@ -121,7 +121,11 @@ export class Harness {
       storage: this.storage,
       paths: SPEC_PATHS,
       scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
-      resources: [{ resource: ISSUER }, { resource: `${ISSUER}/mcp` }],
+      // As the reference server: the API uses every scope, the anonymous MCP catalog none.
+      resources: [
+        { resource: ISSUER, scopes: courseSchoolScopes.scopes.map((s) => s.name) },
+        { resource: `${ISSUER}/mcp`, scopes: [] },
+      ],
       clock: this.clock.ms,
       loginUrl: '/login',
       authenticate: (request: OAuthRequest) => {
