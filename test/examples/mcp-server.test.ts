@@ -57,7 +57,14 @@ class AgentProvider {
   async redirectToAuthorization(url: URL) {
     this.authorizationUrl = url;
     const toLogin = await fetch(url, { redirect: 'manual' });
-    const login = await fetch(toLogin.headers.get('location')!, { redirect: 'manual' });
+    const loginPage = new URL(toLogin.headers.get('location')!, url);
+    expect((await fetch(loginPage)).status).toBe(200);
+    const login = await fetch(loginPage, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'ada' }),
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const page = await fetch(login.headers.get('location')!, { headers: { cookie } });
     const html = await page.text();
