@@ -17,6 +17,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   type AuthorizationServer,
+  type AuthorizationServerOptions,
   createAuthorizationServer,
   createScopePolicy,
   defineScopes,
@@ -37,11 +38,8 @@ export interface McpExample {
   readonly oauth: AuthorizationServer;
 }
 
-/** What a test may change. */
-export interface McpExampleOptions {
-  /** The clock the authorization server reads, in epoch milliseconds. Default `Date.now`. */
-  readonly clock?: () => number;
-}
+/** What a test may change: the authorization server's clock (default `Date.now`) and event listener. */
+export type McpExampleOptions = Pick<AuthorizationServerOptions, 'clock' | 'onEvent'>;
 
 // #region tools
 /** Tools, and the scope each needs; `undefined` means anyone, signed in or not. */
@@ -152,7 +150,7 @@ export async function createMcpExample(
       return user === undefined ? null : { id: user, authTime: Math.floor(clock() / 1000) };
     },
     loginUrl: '/login',
-    clock, // Date.now, or a test's
+    ...options, // a test's clock and event listener
   });
   const mcp = mcpEndpoint(oauth.guard({ resource: mcpResource }), new Set([issuer]));
   // #endregion server
