@@ -149,6 +149,34 @@ describe('examples/mcp-server with the MCP SDK client', () => {
     });
   });
 
+  it('the sign-in page returns only to the authorization endpoint, never elsewhere (open redirect)', async () => {
+    const signIn = (returnTo: string) =>
+      fetch(`${origin}/login?${new URLSearchParams({ return_to: returnTo })}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name: 'ada' }),
+      });
+    const back = await signIn(`${origin}/oauth/authorize?request_id=x`);
+    expect(back.headers.get('location')).toBe(`${origin}/oauth/authorize?request_id=x`);
+    for (const elsewhere of [
+      'https://attacker.example/',
+      `${origin}.attacker.example/oauth/authorize?`,
+      '//x',
+    ]) {
+      expect((await signIn(elsewhere)).headers.get('location')).toBe('/');
+    }
+    // A name that is not one is asked again, without a session.
+    const refused = await fetch(`${origin}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: '<script>' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('set-cookie')).toBeNull();
+  });
+
   it('refuses a foreign Origin', async () => {
     const response = await fetch(`${origin}/mcp`, {
       method: 'POST',
