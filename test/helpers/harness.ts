@@ -116,14 +116,15 @@ export class Harness {
   }
 
   #serverOptions(overrides: Partial<AuthorizationServerOptions> = {}): AuthorizationServerOptions {
+    const scopePolicy = overrides.scopePolicy ?? createScopePolicy({ registry: courseSchoolScopes });
     return {
       issuer: ISSUER,
       storage: this.storage,
       paths: SPEC_PATHS,
-      scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
+      scopePolicy,
       // As the reference server: the API uses every scope, the anonymous MCP catalog none.
       resources: [
-        { resource: ISSUER, scopes: courseSchoolScopes.scopes.map((s) => s.name) },
+        { resource: ISSUER, scopes: scopePolicy.supported },
         { resource: `${ISSUER}/mcp`, scopes: [] },
       ],
       clock: this.clock.ms,
