@@ -120,11 +120,21 @@ export interface ConsentPageContext {
   readonly redirectHost: string;
   /** True when the redirect goes to a loopback address (any local program could listen there). */
   readonly loopback: boolean;
-  /** The scopes asked for, each with the words of its {@link ScopeDefinition}. */
+  /** The scopes the user is asked to grant, each with the words of its {@link ScopeDefinition}. */
   readonly scopes: readonly {
     /** The scope token. */
     readonly name: string;
     /** What granting it means. */
+    readonly description: string;
+  }[];
+  /**
+   * Scopes the client asked for that this user cannot grant (the scope policy's `grantable` left
+   * them out): they will not be in the tokens, and the page should say so. Empty when none.
+   */
+  readonly notGrantable: readonly {
+    /** The scope token. */
+    readonly name: string;
+    /** What granting it would mean. */
     readonly description: string;
   }[];
   /** The resources (RFC 8707) the tokens will be for. */

@@ -47,6 +47,12 @@ export type {
   UserinfoOptions,
 } from './options.js';
 export { InvalidOptionsError } from './options.js';
+export type {
+  ClientAddressOptions,
+  ClientAddressResolver,
+  TrustProxy,
+} from './protocol/client-address.js';
+export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
 export type {
   GuardRequest,

@@ -422,7 +422,13 @@ export const optionsSchema = z
     clientIdMetadataDocuments: cimdSchema.prefault({}),
     /** Rate limiting; none by default. */
     rateLimiter: implementing<RateLimiter>('RateLimiter', ['consume']).optional(),
-    /** The client IP used for rate limiting. Default: the adapter's peer address. */
+    /**
+     * The client's rate-limit key: every per-address limit counts under it. Default: the
+     * adapter's peer address (`request.remoteAddress`). Behind reverse proxies pass
+     * `createClientAddressResolver({ trustProxy }).clientIp`, which believes `X-Forwarded-For` only
+     * as far as the proxies you trust and keys IPv6 clients by /64; never read that header
+     * yourself without such a check, as any client can write it.
+     */
     clientIp: fn<(request: OAuthRequest) => string | undefined>('request => ip').default(
       () => (request: OAuthRequest) => request.remoteAddress,
     ),

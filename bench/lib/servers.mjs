@@ -46,7 +46,9 @@ export async function startServer({ name, script, env, cpus, startSeconds = 120 
   const port = await freePort();
   /** @type {Record<string, string | undefined>} */
   const base = { ...process.env };
-  // The reference server reads these; only what the benchmark passes may apply.
+  // The reference server reads these; only what the benchmark passes may apply. Its workloads sign
+  // in with the demo accounts, which exist by default on the loopback http issuer it gets here: an
+  // inherited DEMO=off would remove them, an inherited TRUST_PROXY would key its limits differently.
   for (const key of [
     'PORT',
     'HOST',
@@ -56,6 +58,9 @@ export async function startServer({ name, script, env, cpus, startSeconds = 120 
     'DATA_DIR',
     'SESSION_SECRET',
     'RATE_LIMIT',
+    'DEMO',
+    'TRUST_PROXY',
+    'MCP_ALLOWED_ORIGINS',
   ])
     delete base[key];
   const command =

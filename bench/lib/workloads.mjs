@@ -167,7 +167,9 @@ async function authorize(ctx, user, challenge) {
     }
     const response = await http.request(method, url.pathname + url.search, {
       jar: user.jar,
-      ...(form === undefined ? {} : { form }),
+      // A browser posting a form sends its Origin; the reference server's pages refuse a
+      // cross-site (or origin-less) form post (CSRF middleware).
+      ...(form === undefined ? {} : { form, headers: { origin: http.origin } }),
     });
     if (response.status >= 300 && response.status < 400) {
       url = location(response, url.href);

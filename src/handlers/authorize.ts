@@ -115,16 +115,18 @@ async function renderConsent(
     requestId = validated.pending.id;
   }
   const { request, client } = validated;
+  const describe = (name: string) => ({
+    name,
+    description: config.scopePolicy.describe(name)?.description ?? name,
+  });
   const context: ConsentPageContext = {
     client,
     clientName: client.metadata.client_name ?? client.clientId,
     redirectUri: request.redirectUri,
     redirectHost: redirectHostPort(request.redirectUri),
     loopback: isLoopbackRedirect(request.redirectUri),
-    scopes: scope.map((name) => ({
-      name,
-      description: config.scopePolicy.describe(name)?.description ?? name,
-    })),
+    scopes: scope.map(describe),
+    notGrantable: request.scope.filter((name) => !scope.includes(name)).map(describe),
     resources: request.resources,
     action: config.urls.authorizationDecision,
     fields: { request_id: requestId, csrf_token: csrf },

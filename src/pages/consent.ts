@@ -32,6 +32,13 @@ export function renderConsentPage(context: ConsentPageContext, serviceName: stri
   const scopes = context.scopes
     .map((s) => `<li>${e(s.description)} <span class="muted">(<code>${e(s.name)}</code>)</span></li>`)
     .join('');
+  // Say what will be left out rather than let a requested scope silently disappear.
+  const notGrantable =
+    context.notGrantable.length === 0
+      ? ''
+      : `<p class="warn">Your account cannot grant ${context.notGrantable.length === 1 ? 'this' : 'these'}, so the application will not get ${context.notGrantable.length === 1 ? 'it' : 'them'}:</p><ul class="not-granted">${context.notGrantable
+          .map((s) => `<li>${e(s.description)} <span class="muted">(<code>${e(s.name)}</code>)</span></li>`)
+          .join('')}</ul>`;
   const resources =
     context.resources.length === 0
       ? ''
@@ -43,6 +50,7 @@ export function renderConsentPage(context: ConsentPageContext, serviceName: stri
     `<h1>${e(serviceName)}: allow access?</h1>` +
     who +
     `<p>wants to:</p><ul>${scopes}</ul>` +
+    notGrantable +
     resources +
     loopbackWarning +
     `<form method="post" action="${e(context.action)}">${hidden}<div class="actions">` +

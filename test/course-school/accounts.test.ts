@@ -3,6 +3,7 @@
  * the session cookie (ATK-28), open-redirect protection, the account page and sign-out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../examples/course-school/src/accounts/passwords.js';
 import type { CourseSchoolServer } from '../../examples/course-school/src/app.js';
 import { cookiesOf, hiddenField, login, startTestServer } from '../helpers/course-school.js';
 
@@ -74,7 +75,7 @@ describe('login page', () => {
     const tricky = await login(app.issuer, '"><script>alert(1)</script>@x.example', 'x');
     const html = await tricky.response.text();
     expect(html).not.toContain('<script>alert(1)');
-    expect(html).toContain('&#34;&#62;&#60;script&#62;');
+    expect(html).toContain('&quot;&gt;&lt;script&gt;');
   });
 
   it('refuses a login POST without the CSRF token, or from another site, with 403', async () => {
@@ -89,8 +90,11 @@ describe('login page', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
         body: new URLSearchParams({ email: 'ada@example.com', password: 'ada-lovelace', csrf_token: token }),
       });
-    expect((await attempt({}, csrf)).status).toBe(403);
-    expect((await attempt({ cookie: loginCookie }, 'forged')).status).toBe(403);
+    // Same-origin requests without the CSRF cookie, or with a forged token: the token decides.
+    expect((await attempt({ origin: app.issuer }, csrf)).status).toBe(403);
+    expect((await attempt({ cookie: loginCookie, origin: app.issuer }, 'forged')).status).toBe(403);
+    // A form post with neither Origin nor Fetch Metadata is not a browser's: refused.
+    expect((await attempt({ cookie: loginCookie }, csrf)).status).toBe(403);
     expect((await attempt({ cookie: loginCookie, origin: 'https://evil.example' }, csrf)).status).toBe(403);
     expect((await attempt({ cookie: loginCookie, 'sec-fetch-site': 'cross-site' }, csrf)).status).toBe(403);
     // Under `Referrer-Policy: no-referrer` browsers post `Origin: null`: the token decides.
@@ -99,13 +103,18 @@ describe('login page', () => {
     ).toBe(303);
   });
 
-  it('slows password guessing: the sixth failure in a row is refused with 429', async () => {
+  it('slows password guessing: after ten failures in a row from one address, the next attempts are refused with 429', async () => {
+    const statuses: number[] = [];
     let last: Response | undefined;
     // An unknown account is throttled like a known one (no enumeration by behaviour).
-    for (let i = 0; i < 6; i++)
+    for (let i = 0; i < 12; i++) {
       last = (await login(app.issuer, 'mallory@example.com', `guess-${i}`)).response;
-    expect(last?.status).toBe(429);
+      statuses.push(last.status);
+    }
+    // The eleventh failure is counted and blocks the (email, address) pair for an hour.
+    expect(statuses).toEqual([...Array<number>(11).fill(401), 429]);
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await last?.text()).toContain('Too many failed attempts.');
   });
 });
 
@@ -148,7 +157,7 @@ describe('account page', () => {
       fetch(`${app.issuer}/account/apps/revoke`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie! },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie!, origin: app.issuer },
         body: new URLSearchParams({ csrf_token: token, grant_id: 'no-such-grant' }),
       });
     expect((await revoke('forged')).status).toBe(403);
@@ -162,7 +171,7 @@ describe('account page', () => {
       fetch(`${app.issuer}/logout`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie! },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie!, origin: app.issuer },
         body: new URLSearchParams({ csrf_token: token }),
       });
     expect((await logout('forged')).status).toBe(403);
@@ -179,6 +188,16 @@ describe('account page', () => {
 describe('https issuer', () => {
   it('uses the __Host- prefix and Secure on the session cookie', async () => {
     const secure = await startTestServer({ ISSUER: 'https://school.example' });
+    // No demo accounts on an https issuer: the operator creates the accounts.
+    expect(secure.demo).toBe(false);
+    await secure.data.createUser({
+      id: 'usr_owner',
+      email: 'owner@school.example',
+      name: 'Owner',
+      role: 'owner',
+      passwordHash: await hashPassword('a long owner password'),
+      createdAt: Date.now(),
+    });
     try {
       // The socket is plain http on loopback (behind a TLS proxy in production); the issuer is https.
       const base = `http://${secure.address}`;
@@ -195,8 +214,8 @@ describe('https issuer', () => {
           origin: 'https://school.example',
         },
         body: new URLSearchParams({
-          email: 'ada@example.com',
-          password: 'ada-lovelace',
+          email: 'owner@school.example',
+          password: 'a long owner password',
           csrf_token: hiddenField(html, 'csrf_token'),
           return_to: hiddenField(html, 'return_to'),
         }),

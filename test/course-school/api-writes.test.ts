@@ -1,24 +1,20 @@
 /**
- * Writes and role rules of the business API, run through the real dispatcher and data store with
- * a caller already resolved. Token verification is the library guard's job and is tested with
- * real tokens in the end-to-end suite; here the question is what a given caller may do.
+ * Writes and role rules of the business API, run through the real Hono app of the API (routing,
+ * request validation, the role rule, the handlers) and data store, in process, with a guard that
+ * resolves the caller from a fixed token. Token verification is the library guard's job and is
+ * tested with real tokens in the end-to-end suite; here the question is what a given caller may do.
  */
-
-import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { OAuthError } from 'portcullis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { authorizeRoute, runRoute } from '../../examples/course-school/src/api/dispatch.js';
-import type { ApiServices, Caller } from '../../examples/course-school/src/api/route.js';
+import { createApiApp } from '../../examples/course-school/src/api/app.js';
+import type { ApiServices } from '../../examples/course-school/src/api/route.js';
 import { API_ROUTES } from '../../examples/course-school/src/api/route-table.js';
 import type { GuardResult, Principal } from '../../examples/course-school/src/auth/bearer-guard.js';
 import { createMemoryDataStore } from '../../examples/course-school/src/data/memory-store.js';
-import { HttpError, type HttpResponse } from '../../examples/course-school/src/http/response.js';
 import { seed } from '../../examples/course-school/src/seed.js';
 
 const ISSUER = 'http://127.0.0.1:9';
 let services: ApiServices;
-let owner: Caller;
-let student: Caller;
 
 const principal = (subject: string): Principal => ({
   anonymous: false,
@@ -32,34 +28,41 @@ const principal = (subject: string): Principal => ({
   jti: 'jti',
 });
 
+/** The callers of these tests: the bearer token names the user (`Bearer usr_ada`). */
+const owner = 'usr_ada';
+const student = 'usr_grace';
+
+/** A guard that accepts any token as the user it names, and no token as anonymous. */
+function guardSaying(decide: (authorization: string | undefined) => GuardResult) {
+  const seen: unknown[] = [];
+  return {
+    seen,
+    guard: {
+      resource: ISSUER,
+      async check(request: { headers: Readonly<Record<string, unknown>> }, requirement: unknown) {
+        seen.push(requirement);
+        return decide(request.headers.authorization as string | undefined);
+      },
+    },
+  };
+}
+const byToken = (authorization: string | undefined): GuardResult =>
+  authorization === undefined
+    ? { ok: true, principal: { anonymous: true } }
+    : { ok: true, principal: principal(authorization.slice('Bearer '.length)) };
+
+let app: ReturnType<typeof createApiApp>;
+
 beforeEach(async () => {
   const data = createMemoryDataStore();
-  await seed(data, Date.now());
+  await seed(data, Date.now(), { demo: true });
   services = { data, issuer: ISSUER, now: Date.now };
-  owner = { principal: principal('usr_ada'), user: await data.getUser('usr_ada') };
-  student = { principal: principal('usr_grace'), user: await data.getUser('usr_grace') };
+  app = createApiApp(API_ROUTES, { guard: guardSaying(byToken).guard, services });
 });
 
-function request(body?: string | Buffer, contentType = 'application/json'): IncomingMessage {
-  const chunks = body === undefined ? [] : [Buffer.from(body)];
-  return Object.assign(Readable.from(chunks), {
-    headers:
-      body === undefined
-        ? {}
-        : { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)) },
-    url: '/',
-  }) as unknown as IncomingMessage;
-}
-
-function route(method: string, path: string) {
-  const found = API_ROUTES.find((r) => r.method === method && r.path === path);
-  if (found === undefined) throw new Error(`no route ${method} ${path}`);
-  return found;
-}
-
-/** Runs an operation; thrown HttpErrors come back as their status and body, like the server writes them. */
+/** Calls an operation as `caller`; `path` has its parameters filled in, under `/api/v1`. */
 async function call(
-  caller: Caller,
+  caller: string,
   method: string,
   path: string,
   options: {
@@ -69,31 +72,29 @@ async function call(
     raw?: Buffer;
     type?: string;
   } = {},
-): Promise<{ status: number; body: Record<string, unknown>; headers: HttpResponse['headers'] }> {
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers; bytes: Buffer }> {
   const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  try {
-    const response = await runRoute(
-      route(method, path),
-      request(payload, options.type),
-      options.params ?? {},
-      new URLSearchParams(options.query ?? ''),
-      caller,
-      services,
-    );
-    const text = response.body === undefined ? '' : Buffer.from(response.body).toString();
-    return {
-      status: response.status,
-      body: text.startsWith('{') ? JSON.parse(text) : { text },
-      headers: response.headers,
-    };
-  } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
-    return {
-      status: error.status,
-      body: { error: error.code, error_description: error.message, issues: error.issues },
-      headers: error.headers,
-    };
-  }
+  let url = `/api/v1${path}`;
+  for (const [name, value] of Object.entries(options.params ?? {}))
+    url = url.replace(`{${name}}`, encodeURIComponent(value));
+  const response = await app.request(`${url}${options.query === undefined ? '' : `?${options.query}`}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${caller}`,
+      ...(payload === undefined ? {} : { 'content-type': options.type ?? 'application/json' }),
+    },
+    ...(payload === undefined
+      ? {}
+      : { body: typeof payload === 'string' ? payload : new Uint8Array(payload) }),
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const text = bytes.toString();
+  return {
+    status: response.status,
+    body: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : { text },
+    headers: response.headers,
+    bytes,
+  };
 }
 
 const paths = (body: Record<string, unknown>) =>
@@ -113,7 +114,7 @@ describe('create, update, delete', () => {
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     expect(id).toMatch(/^crs_/);
-    expect(created.headers.location).toBe(`${ISSUER}/api/v1/courses/${id}`);
+    expect(created.headers.get('location')).toBe(`${ISSUER}/api/v1/courses/${id}`);
     expect(created.body.level).toBe('beginner');
     const read = await call(student, 'GET', '/courses/{courseId}', { params: { courseId: id } });
     expect(read.body.title).toBe('Type Systems');
@@ -227,16 +228,12 @@ describe('create, update, delete', () => {
       content_type: 'application/octet-stream',
     });
     expect(up.body).not.toHaveProperty('content_base64');
-    const download = await runRoute(
-      route('GET', '/storage/objects/{objectId}/content'),
-      request(),
-      { objectId: up.body.id as string },
-      new URLSearchParams(),
-      owner,
-      services,
-    );
-    expect(Buffer.from(download.body as Uint8Array)).toEqual(bytes);
-    expect(download.headers['content-disposition']).toContain('attachment');
+    const download = await call(owner, 'GET', '/storage/objects/{objectId}/content', {
+      params: { objectId: up.body.id as string },
+    });
+    expect(download.bytes).toEqual(bytes);
+    expect(download.headers.get('content-disposition')).toContain('attachment');
+    expect(download.headers.get('content-type')).toBe('application/octet-stream');
     expect((await call(owner, 'POST', '/storage/objects', { query: 'name=../etc', raw: bytes })).status).toBe(
       400,
     );
@@ -295,6 +292,17 @@ describe('what each user sees', () => {
     expect((await services.data.getUser('usr_grace'))?.name).toBe('Rear Admiral Hopper');
   });
 
+  it('keeps a new name as others will see it: bidi, zero-width and control characters removed, blanks folded', async () => {
+    const renamed = await call(student, 'PATCH', '/account', {
+      body: { name: '  Grace\u202e\u200b   Hopper\n ' },
+    });
+    expect(renamed.body).toMatchObject({ name: 'Grace Hopper' });
+    expect((await services.data.getUser('usr_grace'))?.name).toBe('Grace Hopper');
+    const invisible = await call(student, 'PATCH', '/account', { body: { name: '\u202e\u200b ' } });
+    expect(invisible.status).toBe(400);
+    expect((await services.data.getUser('usr_grace'))?.name).toBe('Grace Hopper');
+  });
+
   it('computes analytics from the records', async () => {
     const summary = await call(owner, 'GET', '/analytics/summary');
     expect(summary.body).toEqual({
@@ -309,45 +317,49 @@ describe('what each user sees', () => {
   });
 });
 
-describe('authorizeRoute: the role rule after the guard', () => {
-  const guardSaying = (result: GuardResult) => ({ resource: ISSUER, check: async () => result });
-  const req = request();
-
+describe('the role rule after the guard', () => {
   it('refuses a student on an owner-only operation with 403 forbidden', async () => {
-    const guard = guardSaying({ ok: true, principal: principal('usr_grace') });
-    await expect(authorizeRoute(guard, req, route('GET', '/students'), services)).rejects.toMatchObject({
-      status: 403,
-      code: 'forbidden',
-    });
+    const refused = await call(student, 'GET', '/students');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('forbidden');
   });
 
   it('lets the owner through with the user resolved', async () => {
-    const guard = guardSaying({ ok: true, principal: principal('usr_ada') });
-    const result = await authorizeRoute(guard, req, route('GET', '/students'), services);
-    expect(result.ok && result.caller.user?.email).toBe('ada@example.com');
+    const allowed = await call(owner, 'GET', '/account');
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.email).toBe('ada@example.com');
+    expect((await call(owner, 'GET', '/students')).status).toBe(200);
   });
 
   it('refuses a token whose user no longer exists', async () => {
-    const guard = guardSaying({ ok: true, principal: principal('usr_gone') });
-    await expect(authorizeRoute(guard, req, route('GET', '/account'), services)).rejects.toMatchObject({
-      status: 403,
-    });
+    const gone = await call('usr_gone', 'GET', '/account');
+    expect(gone.status).toBe(403);
   });
 
   it('passes the route scope to the guard, required unless the route is public', async () => {
-    const seen: unknown[] = [];
-    const guard = {
-      resource: ISSUER,
-      check: async (_r: unknown, requirement: unknown): Promise<GuardResult> => {
-        seen.push(requirement);
-        return { ok: true, principal: { anonymous: true } };
-      },
-    };
-    await authorizeRoute(guard, req, route('GET', '/courses'), services);
-    await authorizeRoute(guard, req, route('POST', '/coupons'), services);
+    const { guard, seen } = guardSaying(byToken);
+    const spied = createApiApp(API_ROUTES, { guard, services });
+    await spied.request('/api/v1/courses');
+    await spied.request('/api/v1/coupons', { method: 'POST' });
     expect(seen).toEqual([
       { scope: 'courses:read', required: false },
       { scope: 'coupons:write', required: true },
     ]);
+  });
+
+  it('answers the guard’s refusal as the guard made it, before reading the request', async () => {
+    const refusal: GuardResult = {
+      ok: false,
+      error: new OAuthError('invalid_token', 'the token is not valid'),
+      response: {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer resource_metadata="x"', 'content-type': 'application/json' },
+        body: '{"error":"invalid_token"}',
+      },
+    };
+    const refusing = createApiApp(API_ROUTES, { guard: guardSaying(() => refusal).guard, services });
+    const response = await refusing.request('/api/v1/courses?limit=oops', { method: 'POST', body: '{' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer resource_metadata="x"');
   });
 });

@@ -257,18 +257,35 @@ describe('/mcp with tokens', () => {
 describe('what a student may grant', () => {
   const requested = 'openid courses:read courses:write students:read subscriptions:write';
 
+  /** The scope names of the list that follows `marker` on a consent page. */
+  const listAfter = (page: string, marker: string): string[] => {
+    const start = page.indexOf(marker);
+    if (start === -1) return [];
+    const list = /<ul[^>]*>([\s\S]*?)<\/ul>/.exec(page.slice(start))?.[1] ?? '';
+    return [...list.matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
+  };
+
   it('grace is not offered, and does not get, the school-administration scopes ada gets', async () => {
     const redirectUri = 'http://127.0.0.1:49152/callback';
     const clientId = await registerClient(site, redirectUri, { client_name: 'Grading app' });
 
     const asGrace = await authorize(site, { clientId, redirectUri, scope: requested }, GRACE);
-    expect(asGrace.consent).toContain('subscriptions:write');
-    expect(asGrace.consent).not.toContain('courses:write');
-    expect(asGrace.consent).not.toContain('students:read');
+    expect(listAfter(asGrace.consent, 'wants to:')).toEqual([
+      'openid',
+      'courses:read',
+      'subscriptions:write',
+    ]);
+    // The page says what she cannot grant, rather than dropping it silently (RFC 6749 §3.3).
+    expect(asGrace.consent).toContain('Your account cannot grant these');
+    expect(listAfter(asGrace.consent, 'Your account cannot grant')).toEqual([
+      'courses:write',
+      'students:read',
+    ]);
     const graceTokens = await exchangeCode(site, clientId, redirectUri, asGrace);
     expect(graceTokens.scope.split(' ').sort()).toEqual(['courses:read', 'openid', 'subscriptions:write']);
 
     const asAda = await authorize(site, { clientId, redirectUri, scope: requested }, { cookie: adaCookie });
+    expect(asAda.consent).not.toContain('cannot grant');
     const adaTokens = await exchangeCode(site, clientId, redirectUri, asAda);
     expect(adaTokens.scope.split(' ').sort()).toEqual(requested.split(' ').sort());
 

@@ -3,11 +3,21 @@
  * talk to it over real HTTP like a browser would (cookies, forms).
  */
 import { type CourseSchoolServer, startCourseSchool } from '../../examples/course-school/src/app.js';
-import { configFromEnv } from '../../examples/course-school/src/config.js';
+import { type AppConfig, configFromEnv } from '../../examples/course-school/src/config.js';
+import { decodeHtml } from './school-flow.js';
 
-/** Starts a server; `env` overrides the test defaults (`STORAGE=memory`, `PORT=0`). */
-export function startTestServer(env: Record<string, string> = {}): Promise<CourseSchoolServer> {
-  return startCourseSchool(configFromEnv({ STORAGE: 'memory', PORT: '0', HOST: '127.0.0.1', ...env }));
+/**
+ * Starts a server; `env` overrides the test defaults (`STORAGE=memory`, `PORT=0`), `config` the
+ * settings that have no variable (the login and connection limits).
+ */
+export function startTestServer(
+  env: Record<string, string> = {},
+  config: Partial<Pick<AppConfig, 'loginLimits' | 'connectionLimits'>> = {},
+): Promise<CourseSchoolServer> {
+  return startCourseSchool({
+    ...configFromEnv({ STORAGE: 'memory', PORT: '0', HOST: '127.0.0.1', ...env }),
+    ...config,
+  });
 }
 
 /** The `name=value` pairs of a response's `Set-Cookie` headers, by name. */
@@ -26,22 +36,26 @@ export function hiddenField(html: string, name: string): string {
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
   if (match === null) throw new Error(`no hidden field ${name}`);
   // What a browser would post: the attribute value with its character references decoded.
-  return match[1]!.replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code)));
+  return decodeHtml(match[1]!);
 }
 
-/** Logs in through the login form; returns the session cookie (`name=value`) and the final response. */
+/**
+ * Logs in through the login form, as a browser would (it sends `Origin`); returns the session
+ * cookie (`name=value`) and the final response. `fetcher` replaces `fetch` (another source address).
+ */
 export async function login(
   issuer: string,
   email: string,
   password: string,
   returnTo?: string,
+  fetcher: (url: string, init?: RequestInit) => Promise<Response> = fetch,
 ): Promise<{ cookie: string | undefined; response: Response }> {
-  const form = await fetch(
+  const form = await fetcher(
     `${issuer}/login${returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`}`,
   );
   const html = await form.text();
   const loginCookie = [...cookiesOf(form)].map(([name, c]) => `${name}=${c.value}`).join('; ');
-  const response = await fetch(`${issuer}/login`, {
+  const response = await fetcher(`${issuer}/login`, {
     method: 'POST',
     redirect: 'manual',
     headers: {

@@ -29,6 +29,9 @@ const SERVER_VARIABLES = [
   'STORAGE',
   'MCP_ALLOWED_ORIGINS',
   'SESSION_SECRET',
+  'TRUST_PROXY',
+  'DEMO',
+  'RATE_LIMIT',
   'NODE_OPTIONS',
 ];
 
@@ -182,4 +185,46 @@ export async function stopAllServerProcesses(): Promise<void> {
         }),
     );
   await Promise.all(exits);
+}
+
+/** The compiled command-line tool, relative to the repository root. */
+export const CLI = 'examples/course-school/dist/cli.js';
+
+/** What `add-user` prints and how it ended. */
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `node cli.js add-user --email --name --role` with the password on standard input, against
+ * the storage `env` names (the server's variables), as an operator would.
+ */
+export function addUserWithCli(
+  env: Readonly<Record<string, string>>,
+  user: {
+    readonly email: string;
+    readonly name: string;
+    readonly role: 'owner' | 'student';
+    readonly password: string;
+  },
+): Promise<CliRun> {
+  const inherited = { ...process.env };
+  for (const name of SERVER_VARIABLES) delete inherited[name];
+  const child = spawn(
+    process.execPath,
+    [CLI, 'add-user', '--email', user.email, '--name', user.name, '--role', user.role],
+    { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdin.end(`${user.password}\n`);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

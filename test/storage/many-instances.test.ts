@@ -14,7 +14,6 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADA,
   api,
   authorize,
   bearerChallenge,
@@ -27,6 +26,7 @@ import {
   type TokenSet,
 } from '../helpers/school-flow.js';
 import {
+  addUserWithCli,
   assertCompiledServerFresh,
   type ServerProcess,
   startServerProcess,
@@ -37,6 +37,13 @@ import { requirePostgres } from '../helpers/services.js';
 const postgres = await requirePostgres('two reference-server processes on one PostgreSQL database');
 /** The issuer both instances share, as behind a load balancer; each is reached on its own port. */
 const ISSUER = 'https://school.example';
+/** An https issuer has no demo accounts: the operator creates this one with the command-line tool. */
+const ADA = {
+  email: 'ada@school.example',
+  password: 'the analytical engine',
+  name: 'Ada',
+  role: 'owner',
+} as const;
 /** Databases this file created, dropped when it ends. */
 const databases: string[] = [];
 
@@ -86,6 +93,7 @@ describe.skipIf(postgres === undefined)('two instances on one PostgreSQL databas
     // One after the other: the first creates the schema, the seed and the signing keys.
     a = await startServerProcess(env);
     b = await startServerProcess(env);
+    expect((await addUserWithCli(env, ADA)).code).toBe(0);
   });
 
   it('both serve the one issuer, each on its own socket', () => {
@@ -138,7 +146,7 @@ describe.skipIf(postgres === undefined)('two instances on one PostgreSQL databas
   });
 
   it('a revocation at one instance is refused by the other’s guard on the very next request', async () => {
-    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read' });
+    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read', user: ADA });
     expect((await api(b, '/account', tokens.access_token)).status).toBe(200);
     await revokeToken(a, clientId, tokens.access_token);
     const refused = await api(b, '/account', tokens.access_token);
@@ -147,7 +155,7 @@ describe.skipIf(postgres === undefined)('two instances on one PostgreSQL databas
   });
 
   it('the same refresh token at both at once: one rotation, both answered with the same successor (grace window, FLT-03)', async () => {
-    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read' });
+    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read', user: ADA });
     const answers = await Promise.all(
       [a, b].map(async (server) => {
         const response = await refreshRequest(server, clientId, tokens.refresh_token);
@@ -165,7 +173,7 @@ describe.skipIf(postgres === undefined)('two instances on one PostgreSQL databas
   });
 
   it('a rotated refresh token presented at the other instance by another client is reuse: the grant is revoked everywhere', async () => {
-    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read' });
+    const { clientId, tokens } = await obtainTokens(a, { scope: 'account:read', user: ADA });
     const refreshed = await refreshRequest(a, clientId, tokens.refresh_token);
     const winner = (await refreshed.json()) as TokenSet;
     const thief = await registerClient(b, 'http://127.0.0.1:49153/callback');
@@ -189,11 +197,12 @@ describe.skipIf(postgres === undefined)(
       const env = { PORT: '0', ISSUER, DATABASE_URL: await freshDatabase() };
       const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
       expect(await jwks(b)).toEqual(await jwks(a));
+      expect((await addUserWithCli(env, ADA)).code).toBe(0);
       // Tokens from both are signed with the same key.
       const kids = await Promise.all(
         [a, b].map(
           async (server) =>
-            jwsHeader((await obtainTokens(server, { scope: 'openid' })).tokens.access_token).kid,
+            jwsHeader((await obtainTokens(server, { scope: 'openid', user: ADA })).tokens.access_token).kid,
         ),
       );
       expect(kids[1]).toBe(kids[0]);

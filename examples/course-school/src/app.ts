@@ -1,35 +1,38 @@
 /**
- * Composes the reference server: storage, seed, sessions, the library's authorization server,
- * the guards, the generated documents, and one `node:http` server routing between the library
- * (OAuth endpoints and `/.well-known/*`) and our router (pages, documents, `/mcp`, `/api/v1`).
+ * Composes the reference server: storage, seed, sessions, the library's authorization server, and
+ * one Hono app on `@hono/node-server`: the library (OAuth endpoints and `/.well-known/*`) mounted
+ * through its node adapter, then the pages, the documents, `/mcp` and the business API.
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from 'portcullis/node';
-import { createSessionManager } from './accounts/sessions.js';
-import { authorizeRoute, runRoute } from './api/dispatch.js';
-import { API_PREFIX, type ApiServices } from './api/route.js';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { type ClientAddressResolver, createClientAddressResolver } from 'portcullis';
+import { hardenServer, toNodeHandler } from 'portcullis/node';
+import { createLoginGuard } from './accounts/login-guard.js';
+import { createSessionManager, type SessionManager } from './accounts/sessions.js';
+import { createApiApp } from './api/app.js';
+import { errorResponse, isRefusal, json } from './api/errors.js';
 import { API_ROUTES } from './api/route-table.js';
 import { createBearerGuard } from './auth/bearer-guard.js';
 import type { AppConfig } from './config.js';
+import type { DataStore } from './data/store.js';
 import { withUserCache } from './data/user-cache.js';
 import { buildAuthMd } from './docs/auth-md.js';
 import { buildLlmsTxt } from './docs/llms-txt.js';
 import { loadDiscovery } from './docs/metadata.js';
 import { buildOpenApi } from './docs/openapi.js';
-import { buildPricingMd } from './docs/pricing-md.js';
-import type { Endpoint } from './http/endpoint.js';
-import { errorResponse, HttpError, type HttpResponse, json, text, writeResponse } from './http/response.js';
-import { Router } from './http/router.js';
-import { mcpEndpoint } from './mcp/mcp-endpoint.js';
-import { createCourseSchoolOAuth } from './oauth.js';
-import { accountEndpoints } from './pages/account.js';
-import { homeEndpoint } from './pages/home.js';
-import { LOGIN_PATH, loginEndpoints } from './pages/login.js';
+import { createDocumentsApp } from './docs/routes.js';
+import { createMcpApp } from './mcp/mcp-endpoint.js';
+import { type CourseSchoolOAuth, createCourseSchoolOAuth } from './oauth.js';
+import { createPagesApp } from './pages/app.js';
 import { courseSchoolScopes } from './scopes.js';
-import { seed } from './seed.js';
+import { DEMO_ACCOUNTS, seed, withoutDemoAccounts } from './seed.js';
 import { openStorage } from './storage.js';
 
 /** The school's name on pages and documents. */
@@ -43,10 +46,16 @@ export interface CourseSchoolServer {
   /** Where the socket listens, e.g. `127.0.0.1:3000`. */
   readonly address: string;
   readonly storageDescription: string;
+  /** Whether the demo accounts exist (and are shown). */
+  readonly demo: boolean;
+  /** The server's own data (users, sessions, the school's records), as its handlers see it. */
+  readonly data: DataStore;
   readonly server: Server;
   /** Stops accepting connections, then closes the authorization server and the storage. */
   close(): Promise<void>;
 }
+
+type AppEnv = { Bindings: HttpBindings };
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -58,23 +67,151 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
   });
 }
 
-/** Cached public documents: safe to cache briefly and to read cross-origin. */
-const PUBLIC_DOC = { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' } as const;
+/**
+ * A path served with some methods answers the others `405` with `Allow` (RFC 9110 §15.5.6), not
+ * `404`: registered after every route, this catch-all runs only when no route of the path answered.
+ */
+function answerOtherMethods(app: OpenAPIHono<AppEnv>): void {
+  const methods = new Map<string, string[]>();
+  for (const route of app.routes) {
+    if (route.method === 'ALL' || route.path.includes('*')) continue;
+    const known = methods.get(route.path) ?? [];
+    if (!known.includes(route.method)) methods.set(route.path, [...known, route.method]);
+  }
+  const order = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+  for (const [path, allowed] of methods) {
+    const sorted = allowed.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const allow = [...sorted, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ');
+    app.all(path, () =>
+      json(405, { error: 'method_not_allowed', error_description: `use ${allow}` }, { allow }),
+    );
+  }
+}
+
+/** What the Hono app is made of. */
+interface AppParts {
+  readonly config: AppConfig;
+  readonly issuer: string;
+  readonly data: DataStore;
+  readonly sessions: SessionManager;
+  readonly clients: ClientAddressResolver;
+  /** The started authorization server and the facts the documents repeat. */
+  readonly library: CourseSchoolOAuth;
+}
+
+/** Builds the Hono app around a started authorization server. */
+async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
+  const { config, issuer, data, sessions, clients } = parts;
+  const { oauth, registration, grantable } = parts.library;
+  const now = Date.now;
+  const discovery = await loadDiscovery(oauth);
+  const demoAccounts = config.demo ? DEMO_ACCOUNTS : [];
+  const clientKey = (c: Context) =>
+    clients.key(getConnInfo(c).remote.address, c.req.header('x-forwarded-for')) ?? 'unknown';
+
+  const app = new OpenAPIHono<AppEnv>();
+
+  // The library first: its endpoints and documents, through its node adapter on the request and
+  // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
+  // `clientIp` applies the trusted proxies (oauth.ts). On a Fetch runtime, `createFetchHandler(oauth)`
+  // from `portcullis/fetch` is the same mount. (Chosen when the node adapter still bypassed Fetch
+  // `Request`s and the Fetch mount cost 2-4x the server CPU per registration; both adapters now
+  // build on @hono/node-server's request and measure alike: `npm run bench -- --workloads register`.)
+  const library = toNodeHandler(oauth);
+  app.use('*', async (c, next) => {
+    if (!oauth.matches(c.req.path)) return next();
+    await library(c.env.incoming, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
+  });
+
+  app.route(
+    '/',
+    createPagesApp({
+      data,
+      sessions,
+      issuer,
+      oauth,
+      scopes: courseSchoolScopes,
+      grantable,
+      guard: createLoginGuard(config.loginLimits),
+      clientKey,
+      demoAccounts,
+      now,
+    }),
+  );
+  let openapi = '';
+  app.route(
+    '/',
+    createDocumentsApp({
+      openapi: () => openapi,
+      authMd: buildAuthMd({
+        discovery,
+        scopes: courseSchoolScopes,
+        registration,
+        studentGrantable: grantable('student'),
+        title: TITLE,
+        demoAccounts,
+      }),
+      llmsTxt: buildLlmsTxt({ discovery, title: TITLE }),
+      data,
+      title: TITLE,
+      issuer,
+    }),
+  );
+  app.route(
+    '/',
+    createMcpApp({
+      data,
+      issuer,
+      title: TITLE,
+      version: VERSION,
+      guard: createBearerGuard(oauth, discovery.mcp.metadata.resource),
+      allowedOrigins: new Set([new URL(issuer).origin, ...config.mcpAllowedOrigins]),
+    }),
+  );
+  app.route(
+    '/',
+    createApiApp(API_ROUTES, {
+      guard: createBearerGuard(oauth, discovery.api.metadata.resource),
+      services: { data, issuer, now },
+    }),
+  );
+  answerOtherMethods(app);
+  app.notFound(() => json(404, { error: 'not_found', error_description: 'no such resource' }));
+  app.onError((error, c) => {
+    if (!isRefusal(error)) console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    return errorResponse(error);
+  });
+  openapi = JSON.stringify(buildOpenApi(app, { discovery, scopes: courseSchoolScopes, title: TITLE }));
+  return app;
+}
 
 /**
  * Starts the server. It listens first (port 0 picks a free port, which the default issuer needs),
  * then builds everything; requests that arrive meanwhile wait for it.
  */
 export async function startCourseSchool(config: AppConfig): Promise<CourseSchoolServer> {
-  let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  let app: OpenAPIHono<AppEnv> | undefined;
   let whenReady: (() => void) | undefined;
   const ready = new Promise<void>((resolve) => {
     whenReady = resolve;
   });
-  const server = createServer((req, res) => {
-    if (handler !== undefined) void handler(req, res);
-    else void ready.then(() => handler?.(req, res));
-  });
+  // Timeouts for slow clients and a connection cap (config.ts, DEFAULT_CONNECTION_LIMITS): set
+  // before listening, when Node reads how often to enforce them.
+  const server = hardenServer(
+    createServer(
+      getRequestListener(
+        async (request, env) => {
+          if (app === undefined) await ready;
+          return app!.fetch(request, env);
+        },
+        // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
+        // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
+        { autoCleanupIncoming: false },
+      ),
+    ),
+    config.connectionLimits,
+  );
   const address = await listen(server, config.port, config.host);
   const issuer = config.issuer ?? `http://127.0.0.1:${address.port}`;
 
@@ -82,110 +219,31 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     server.close();
     throw error;
   });
+  let oauthClose: (() => Promise<void>) | undefined;
   try {
     // Users are read on every authorization step, UserInfo call and API call: reuse each record
     // for a few seconds (data/user-cache.ts).
-    const data = withUserCache(storage.data);
-    await seed(data, Date.now());
+    const cached = withUserCache(storage.data);
+    await seed(cached, Date.now(), { demo: config.demo });
+    const data = config.demo ? cached : withoutDemoAccounts(cached);
     const secret =
-      process.env.SESSION_SECRET ??
+      config.sessionSecret ??
       (await data.putMetaIfAbsent('session_secret', randomBytes(32).toString('base64url')));
     // Secure cookies and the __Host- prefix only over https; see accounts/sessions.ts.
     const sessions = createSessionManager(data, secret, issuer.startsWith('https:'));
-    const { oauth, registration, grantable } = await createCourseSchoolOAuth({
+    const clients = createClientAddressResolver({ trustProxy: config.trustProxy });
+    const library = await createCourseSchoolOAuth({
       issuer,
       storage: storage.oauth,
       data,
       sessions,
       title: TITLE,
       rateLimit: config.rateLimit,
+      clients,
     });
-    const discovery = await loadDiscovery(oauth);
-    const services: ApiServices = { data, issuer, now: Date.now };
-    const apiGuard = createBearerGuard(oauth, discovery.api.metadata.resource);
-    const mcpGuard = createBearerGuard(oauth, discovery.mcp.metadata.resource);
-
-    const openapi = JSON.stringify(
-      buildOpenApi({ routes: API_ROUTES, discovery, scopes: courseSchoolScopes, title: TITLE }),
-    );
-    const authMd = buildAuthMd({
-      discovery,
-      scopes: courseSchoolScopes,
-      registration,
-      studentGrantable: grantable('student'),
-      title: TITLE,
-    });
-    const llmsTxt = buildLlmsTxt({ discovery, title: TITLE });
-
-    const router = new Router<Endpoint>();
-    const now = Date.now;
-    const login = loginEndpoints({ data, sessions, issuer, now });
-    const account = accountEndpoints({ oauth, sessions, scopes: courseSchoolScopes, issuer, grantable, now });
-    const constant =
-      (response: HttpResponse): Endpoint =>
-      async () =>
-        response;
-    router
-      .add('GET', '/', homeEndpoint({ data, sessions, issuer, now }))
-      .add('GET', LOGIN_PATH, login.show)
-      .add('POST', LOGIN_PATH, login.submit)
-      .add('POST', '/logout', login.logout)
-      .add('GET', '/account', account.show)
-      .add('POST', '/account/apps/revoke', account.revoke)
-      .add('GET', '/openapi.json', constant({ ...json(200, null, PUBLIC_DOC), body: openapi }))
-      .add('GET', '/auth.md', constant(text(authMd, 'text/markdown', PUBLIC_DOC)))
-      .add('GET', '/llms.txt', constant(text(llmsTxt, 'text/plain', PUBLIC_DOC)))
-      .add('GET', '/pricing.md', async () =>
-        text(await buildPricingMd(data, TITLE, issuer), 'text/markdown', { 'cache-control': 'no-cache' }),
-      );
-    const mcp = mcpEndpoint({
-      data,
-      issuer,
-      title: TITLE,
-      version: VERSION,
-      guard: mcpGuard,
-      allowedOrigins: new Set([new URL(issuer).origin, ...config.mcpAllowedOrigins]),
-    });
-    for (const method of ['GET', 'POST', 'DELETE']) router.add(method, '/mcp', mcp);
-    for (const route of API_ROUTES) {
-      router.add(route.method, `${API_PREFIX}${route.path}`, async ({ req, params, query }) => {
-        const authorization = await authorizeRoute(apiGuard, req, route, services);
-        if (!authorization.ok) return authorization.response;
-        return runRoute(route, req, params, query, authorization.caller, services);
-      });
-    }
-
-    const oauthHandler = toNodeHandler(oauth);
-    handler = async (req, res) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = q === -1 ? url : url.slice(0, q);
-      try {
-        if (oauth.matches(path)) {
-          await oauthHandler(req, res);
-          return;
-        }
-        const match = router.find(req.method ?? 'GET', path);
-        if (match.kind === 'not_found') throw new HttpError('not_found', 'no such resource');
-        if (match.kind === 'method_not_allowed') {
-          throw new HttpError('method_not_allowed', `use ${match.allow.join(', ')}`, {
-            headers: { allow: match.allow.join(', ') },
-          });
-        }
-        const response = await match.value({
-          req,
-          res,
-          path,
-          query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-          params: match.params,
-        });
-        if (response !== undefined) writeResponse(res, response);
-      } catch (error) {
-        if (!(error instanceof HttpError)) console.error(`${req.method} ${path} failed:`, error);
-        if (res.headersSent) res.destroy();
-        else writeResponse(res, errorResponse(error));
-      }
-    };
+    const { oauth } = library;
+    oauthClose = () => oauth.close();
+    app = await createApp({ config, issuer, data, sessions, clients, library });
 
     const sweeper = setInterval(() => {
       data
@@ -199,6 +257,8 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       issuer,
       address: `${address.address}:${address.port}`,
       storageDescription: storage.description,
+      demo: config.demo,
+      data,
       server,
       async close() {
         clearInterval(sweeper);
@@ -214,6 +274,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     };
   } catch (error) {
     server.close();
+    await oauthClose?.();
     await storage.close();
     throw error;
   }

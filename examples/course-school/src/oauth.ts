@@ -1,12 +1,13 @@
 /**
- * The library's configuration for the course school: the spec's endpoint paths, the 38 scopes
- * with a per-role `grantable` rule, the session cookie as `authenticate`, our login page as
- * `loginUrl`, claims from our users, the two protected resources (the API and `/mcp`), and Client
- * ID Metadata Documents enabled.
+ * The library's configuration for the course school: the spec's endpoint paths, the 38 scopes with
+ * a per-role `grantable` rule, the session cookie as `authenticate`, our login page as `loginUrl`,
+ * claims from our users, the two protected resources (the API and `/mcp`), Client ID Metadata
+ * Documents, and the client address behind trusted proxies for the library's limits.
  * @module
  */
 import {
   type AuthorizationServer,
+  type ClientAddressResolver,
   createAuthorizationServer,
   createScopePolicy,
   type EndpointPaths,
@@ -18,7 +19,7 @@ import { grantableScopes } from './api/route-table.js';
 import type { DataStore } from './data/store.js';
 import type { RegistrationRules } from './docs/auth-md.js';
 import { LOGIN_PATH } from './pages/login.js';
-import { courseSchoolScopes } from './scopes.js';
+import { courseSchoolScopes, SCOPE_NAMES } from './scopes.js';
 
 /** The endpoint paths of the spec (§5): the API's under `/api/oauth`, the browser's under `/oauth`. */
 export const OAUTH_PATHS: EndpointPaths = {
@@ -41,6 +42,8 @@ export interface OAuthDeps {
   readonly title: string;
   /** Apply the library's default rate limits (per IP, per client) on the OAuth endpoints. */
   readonly rateLimit: boolean;
+  /** The client address behind the trusted proxies: the library's limits count what ours count. */
+  readonly clients: ClientAddressResolver;
 }
 
 /** The server and the facts the generated documents repeat. */
@@ -51,12 +54,14 @@ export interface CourseSchoolOAuth {
   grantable(role: 'owner' | 'student'): ReadonlySet<string>;
 }
 
-/** Creates and starts the authorization server of the course school. */
+/**
+ * Creates and starts the authorization server of the course school: the one place the library is
+ * created.
+ */
 export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSchoolOAuth> {
-  const supported = courseSchoolScopes.scopes.map((s) => s.name);
   const byRole = {
-    owner: grantableScopes('owner', supported),
-    student: grantableScopes('student', supported),
+    owner: grantableScopes('owner', SCOPE_NAMES),
+    student: grantableScopes('student', SCOPE_NAMES),
   } as const;
   const registration: RegistrationRules = { httpsRedirectUris: false, confidentialClients: true };
 
@@ -66,7 +71,8 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
     paths: OAUTH_PATHS,
     scopePolicy: createScopePolicy({
       registry: courseSchoolScopes,
-      // A student's consent silently drops school-administration scopes (see route-table.ts).
+      // A student cannot grant school-administration scopes (see route-table.ts); the consent
+      // page lists those as not granted.
       async grantable(userId, _client, scope) {
         const user = await deps.data.getUser(userId);
         if (user === null) return [];
@@ -96,6 +102,7 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
     // One instance counts in memory; instances behind a load balancer would share a store
     // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
     ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
+    clientIp: deps.clients.clientIp,
     async claims(userId, scope) {
       const user = await deps.data.getUser(userId);
       if (user === null) return {};

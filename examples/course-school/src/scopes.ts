@@ -1,6 +1,7 @@
 /**
- * The 38 scopes of the course-school platform (spec §5.4), with the descriptions the spec gives:
- * the registry of our scope policy, and the scope lists of the generated documents.
+ * The 38 scopes of the course-school platform (spec §5.4), in the spec's order, with the words it
+ * gives each: the scope policy, the metadata, the consent page, `/openapi.json` and `/auth.md` all
+ * read them from here.
  * @module
  */
 import { defineScopes, type ScopeDefinition, type ScopeRegistry } from 'portcullis';
@@ -10,7 +11,7 @@ const area = (name: string, words: string): ScopeDefinition[] => [
   { name: `${name}:write`, description: `Write access to ${words}`, kind: 'api' },
 ];
 
-/** The course school's scopes, in the spec's order. */
+/** The course school's scopes: identity (OpenID Connect) and one or two per area of the API. */
 export const courseSchoolScopes: ScopeRegistry = defineScopes([
   { name: 'openid', description: 'OpenID Connect authentication', kind: 'identity' },
   { name: 'profile', description: 'Basic profile information', kind: 'identity' },
@@ -36,3 +37,6 @@ export const courseSchoolScopes: ScopeRegistry = defineScopes([
   ...area('pages', 'pages'),
   ...area('account', 'account'),
 ]);
+
+/** Every scope name, in order. */
+export const SCOPE_NAMES: readonly string[] = courseSchoolScopes.scopes.map((s) => s.name);

@@ -1,7 +1,9 @@
 /**
- * The demo data, created on the first start (and never again, so what a visitor deletes stays
- * deleted): two accounts and a small school with every kind of record. Records are built through
- * their families, so the seed is validated by the same schemas as API requests.
+ * The data a database starts with. Always: the school's two one-of-a-kind records (its settings and
+ * appearance), which the API reads and updates but never creates. With demo data on (`DEMO`, see
+ * `config.ts`): two accounts with published passwords and a small school with every kind of record,
+ * created on the first start (and never again, so what a visitor deletes stays deleted). Records
+ * are built through their families, so the seed is validated by the same schemas as API requests.
  * @module
  */
 import { hashPassword } from './accounts/passwords.js';
@@ -24,14 +26,17 @@ import { students } from './api/families/students.js';
 import { subscriptions } from './api/families/subscriptions.js';
 import type { DataStore, NewRecord, Role } from './data/store.js';
 
-/** The demo accounts, listed in the README and on the login page. */
-export const DEMO_ACCOUNTS: readonly {
+/** A demo account: its password is published (README, login page), so it exists only in demo mode. */
+export interface DemoAccount {
   readonly id: string;
   readonly email: string;
   readonly password: string;
   readonly name: string;
   readonly role: Role;
-}[] = [
+}
+
+/** The demo accounts, listed in the README and, in demo mode, on the login page. */
+export const DEMO_ACCOUNTS: readonly DemoAccount[] = [
   { id: 'usr_ada', email: 'ada@example.com', password: 'ada-lovelace', name: 'Ada Lovelace', role: 'owner' },
   {
     id: 'usr_grace',
@@ -44,8 +49,9 @@ export const DEMO_ACCOUNTS: readonly {
 
 const USD = 'USD';
 
-function records(): NewRecord[] {
-  const r: NewRecord[] = [
+/** The school's settings and appearance: every database has them (the API only reads and updates them). */
+function schoolRecords(): NewRecord[] {
+  return [
     school.record({
       name: 'Lovelace School of Computing',
       tagline: 'Programming, from the Analytical Engine to compilers',
@@ -55,6 +61,12 @@ function records(): NewRecord[] {
       timezone: 'Europe/London',
     }),
     appearance.record({ primary_color: '#1d4ed8', accent_color: '#f59e0b', font: 'serif' }),
+  ];
+}
+
+/** The demo school: lecturers, courses with their curriculum, students, orders and the rest. */
+function demoRecords(): NewRecord[] {
+  const r: NewRecord[] = [
     lecturers.record('lec_babbage', { name: 'Charles Babbage', bio: 'Designer of the Difference Engine.' }),
     lecturers.record('lec_lovelace', { name: 'Ada Lovelace', bio: 'Wrote the first published program.' }),
     courses.record('crs_analytical_engines', {
@@ -348,9 +360,15 @@ function records(): NewRecord[] {
   return r;
 }
 
-/** Seeds a fresh database; does nothing once it has been seeded. */
-export async function seed(data: DataStore, now: number): Promise<void> {
-  if ((await data.getMeta('seeded_at')) !== null) return;
+/**
+ * Seeds a database: the school's records when missing; with `demo`, the demo accounts and school
+ * on the first start in demo mode (the `seeded_at` marker). Safe when several instances start on one
+ * empty database at once.
+ */
+export async function seed(data: DataStore, now: number, options: { readonly demo: boolean }): Promise<void> {
+  // `insertRecord` leaves an existing record as it is: the owner's changes stay.
+  for (const record of schoolRecords()) await data.insertRecord(record, now);
+  if (!options.demo || (await data.getMeta('seeded_at')) !== null) return;
   for (const account of DEMO_ACCOUNTS) {
     if ((await data.getUserByEmail(account.email)) !== null) continue;
     const user = {
@@ -368,6 +386,28 @@ export async function seed(data: DataStore, now: number): Promise<void> {
       if ((await data.getUserByEmail(account.email)) === null) throw error;
     }
   }
-  for (const record of records()) await data.insertRecord(record, now);
+  for (const record of demoRecords()) await data.insertRecord(record, now);
   await data.putMetaIfAbsent('seeded_at', new Date(now).toISOString());
+}
+
+/**
+ * The store as a server without demo data sees it: the demo accounts, should a database seeded in
+ * demo mode be reused, do not exist (their passwords are published). Signing in as them, their
+ * sessions and their tokens' API calls all fail as for a deleted account.
+ */
+export function withoutDemoAccounts(data: DataStore): DataStore {
+  const ids = new Set(DEMO_ACCOUNTS.map((a) => a.id));
+  const emails = new Set(DEMO_ACCOUNTS.map((a) => a.email));
+  return {
+    ...data,
+    async getUser(id) {
+      return ids.has(id) ? null : data.getUser(id);
+    },
+    async getUserByEmail(email) {
+      return emails.has(email.toLowerCase()) ? null : data.getUserByEmail(email);
+    },
+    async renameUser(id, name) {
+      return ids.has(id) ? null : data.renameUser(id, name);
+    },
+  };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import type { DataStore, UserRecord } from '../data/store.js';
 
 /**
  * N=2^15, r=8, p=1: 32 MiB and about 130 ms per hash here, above the scrypt paper's interactive-login
@@ -58,4 +59,20 @@ export async function verifyNothing(password: string): Promise<false> {
   dummy ??= hashPassword('not a password of anyone');
   await verifyPassword(password, await dummy);
   return false;
+}
+
+/**
+ * The user whose email and password these are, or null. An unknown email costs one verification
+ * too, so the answer's timing does not tell whether an account exists.
+ *
+ * @param email - lower-cased
+ */
+export async function verifyLogin(
+  data: DataStore,
+  email: string,
+  password: string,
+): Promise<UserRecord | null> {
+  const user = await data.getUserByEmail(email);
+  if (user === null) return verifyNothing(password).then(() => null);
+  return (await verifyPassword(password, user.passwordHash)) ? user : null;
 }

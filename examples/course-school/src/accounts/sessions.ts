@@ -1,11 +1,11 @@
 /**
- * Login sessions: server-side records behind a signed cookie. The cookie holds a random id and
- * an HMAC of it; the store keeps only the id's SHA-256, so a database leak yields no usable cookie
- * and a forged cookie is refused before any lookup.
+ * Login sessions: server-side records behind a signed cookie (Hono's signed cookies: the value and
+ * its HMAC-SHA256). The cookie holds a random id; the store keeps only the id's SHA-256, so a
+ * database leak yields no usable cookie and a forged cookie is refused before any lookup.
  *
  * Cookie attributes: `HttpOnly; SameSite=Lax; Path=/`, plus `Secure` and the `__Host-` prefix
- * when the issuer is https. On an http loopback issuer (local development) browsers would drop a
- * `Secure` cookie, so both are left out there, and only there.
+ * when the issuer is https (ATK-28). On an http loopback issuer (local development) browsers would
+ * drop a `Secure` cookie, so both are left out there, and only there.
  *
  * A verified cookie is remembered for {@link SESSION_CACHE_MS} (its session and user), so the
  * several requests of one authorization (consent page, decision) do not each pay the HMAC and two
@@ -13,9 +13,10 @@
  * database, or a session deleted by the expiry sweep, is seen within that window.
  * @module
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { CookieOptions } from 'hono/utils/cookie';
+import { parse, parseSigned, serialize, serializeSigned } from 'hono/utils/cookie';
 import type { DataStore, SessionRecord, UserRecord } from '../data/store.js';
-import { readCookie, serializeCookie } from '../http/cookies.js';
 
 /** Sessions last 8 hours from login. */
 export const SESSION_TTL_SECONDS = 8 * 3600;
@@ -30,7 +31,7 @@ const SESSION_CACHE_MAX_ENTRIES = 10_000;
 export interface SignedIn {
   readonly user: UserRecord;
   readonly session: SessionRecord;
-  /** The value of the session cookie (hashed: the library binds pending authorizations to it). */
+  /** The session's id hash (the library binds pending authorizations to it). */
   readonly sessionId: string;
 }
 
@@ -40,14 +41,16 @@ export interface SessionManager {
   readonly cookieName: string;
   /** Whether cookies get `Secure` and the `__Host-` prefix (https issuer). */
   readonly secure: boolean;
+  /** The key that signs cookies (also the login form's CSRF cookie). */
+  readonly secret: string;
+  /** Attributes of every cookie this server sets, with `maxAge` in seconds (0 deletes). */
+  cookieOptions(maxAge: number): CookieOptions;
   /** Creates a session for a user who just logged in; returns its `Set-Cookie` value. */
   create(user: UserRecord, now: number): Promise<{ setCookie: string; session: SessionRecord }>;
   /** The visitor of a request, from its `Cookie` header; null when not signed in. */
   read(cookieHeader: string | undefined, now: number): Promise<SignedIn | null>;
   /** Ends a session; returns the `Set-Cookie` value that deletes the cookie. */
   destroy(signedIn: SignedIn): Promise<string>;
-  /** An HMAC of `purpose` under the session secret, for tokens without a session (login form CSRF). */
-  sign(purpose: string): string;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
@@ -68,14 +71,21 @@ export function safeEqual(a: string, b: string): boolean {
  */
 export function createSessionManager(data: DataStore, secret: string, secure: boolean): SessionManager {
   const cookieName = secure ? '__Host-cs_session' : 'cs_session';
-  const mac = (value: string) => createHmac('sha256', secret).update(value).digest('base64url');
-  const attributes = { httpOnly: true, secure, sameSite: 'Lax' } as const;
+  const cookieOptions = (maxAge: number): CookieOptions => ({
+    path: '/',
+    httpOnly: true,
+    secure,
+    sameSite: 'Lax',
+    maxAge,
+  });
   // Keyed by the whole signed cookie value: only values that passed the HMAC check get in.
   const remembered = new Map<string, { readonly signedIn: SignedIn; readonly until: number }>();
 
   return {
     cookieName,
     secure,
+    secret,
+    cookieOptions,
     async create(user, now) {
       const id = randomBytes(32).toString('base64url');
       const session: SessionRecord = {
@@ -86,24 +96,20 @@ export function createSessionManager(data: DataStore, secret: string, secure: bo
         expiresAt: now + SESSION_TTL_SECONDS * 1000,
       };
       await data.createSession(session);
-      const setCookie = serializeCookie(cookieName, `${id}.${mac(id)}`, {
-        ...attributes,
-        maxAge: SESSION_TTL_SECONDS,
-      });
+      const setCookie = await serializeSigned(cookieName, id, secret, cookieOptions(SESSION_TTL_SECONDS));
       return { setCookie, session };
     },
     async read(cookieHeader, now) {
-      const value = readCookie(cookieHeader, cookieName);
+      if (cookieHeader === undefined) return null;
+      const value = parse(cookieHeader, cookieName)[cookieName];
       if (value === undefined) return null;
       const hit = remembered.get(value);
       if (hit !== undefined) {
         if (hit.until > now) return hit.signedIn;
         remembered.delete(value);
       }
-      const dot = value.indexOf('.');
-      if (dot === -1) return null;
-      const id = value.slice(0, dot);
-      if (!safeEqual(value.slice(dot + 1), mac(id))) return null;
+      const id = (await parseSigned(cookieHeader, secret, cookieName))[cookieName];
+      if (typeof id !== 'string') return null;
       const session = await data.getSession(sha256(id), now);
       if (session === null) return null;
       const user = await data.getUser(session.userId);
@@ -119,8 +125,7 @@ export function createSessionManager(data: DataStore, secret: string, secure: bo
         if (entry.signedIn.session.idHash === signedIn.session.idHash) remembered.delete(value);
       }
       await data.deleteSession(signedIn.session.idHash);
-      return serializeCookie(cookieName, '', { ...attributes, maxAge: 0 });
+      return serialize(cookieName, '', cookieOptions(0));
     },
-    sign: (purpose) => mac(`purpose:${purpose}`),
   };
 }

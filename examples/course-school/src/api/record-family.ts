@@ -10,8 +10,8 @@
  */
 import { z } from 'zod';
 import type { NewRecord, RecordKind, StoredRecord } from '../data/store.js';
-import { HttpError, type HttpResponse, json, noContent } from '../http/response.js';
-import { issuesOf } from './dispatch.js';
+import { ApiError, issuesOf, json, noContent } from './errors.js';
+
 import {
   type Access,
   API_PREFIX,
@@ -58,9 +58,9 @@ export interface RecordFamilyOptions<S extends z.ZodObject> {
     readonly field: string;
     readonly in: 'path' | 'query';
   };
-  /** Cross-record checks before a create or update (e.g. the plan exists); throw {@link HttpError}. */
+  /** Cross-record checks before a create or update (e.g. the plan exists); throw {@link ApiError}. */
   readonly validate?: (data: z.output<S>, context: FamilyContext) => Promise<void>;
-  /** Checks before a delete (e.g. a section still has lessons); throw {@link HttpError}. */
+  /** Checks before a delete (e.g. a section still has lessons); throw {@link ApiError}. */
   readonly beforeDelete?: (record: StoredRecord, context: FamilyContext) => Promise<void>;
 }
 
@@ -146,7 +146,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
     const parentId = context.params[pathParent.param]!;
     const parent = await context.services.data.getRecord(pathParent.kind, parentId);
     if (parent === null || !canSee(context.caller, parent, false)) {
-      throw new HttpError('not_found', `no ${pathParent.kind} ${parentId}`);
+      throw new ApiError('not_found', `no ${pathParent.kind} ${parentId}`);
     }
     return parentId;
   }
@@ -160,7 +160,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
       (parentId !== undefined && record.parentId !== parentId) ||
       !canSee(context.caller, record, ownedByCaller)
     ) {
-      throw new HttpError('not_found', `no ${o.singular} ${id}`);
+      throw new ApiError('not_found', `no ${o.singular} ${id}`);
     }
     return record;
   }
@@ -259,7 +259,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
       params: collectionParams,
       body: { kind: 'json', schema: o.schema },
       response: { status: 201, description: `${Name} created; \`Location\` is its URL`, schema: output },
-      async handler(context): Promise<HttpResponse> {
+      async handler(context): Promise<Response> {
         const ctx = context as FamilyContext;
         const parentId = await checkParent(ctx);
         const data = context.body as z.output<S>;
@@ -298,7 +298,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
         const merged = o.schema.safeParse({ ...existing.data, ...(context.body as object) });
         if (!merged.success) {
           const issues = issuesOf('body', merged.error);
-          throw new HttpError(
+          throw new ApiError(
             'invalid_request',
             `the ${o.singular} would be invalid: ${issues[0]!.path} ${issues[0]!.message}`,
             { issues },
@@ -311,7 +311,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
           stored(merged.data),
           context.services.now(),
         );
-        if (updated === null) throw new HttpError('not_found', `no ${o.singular} ${existing.id}`);
+        if (updated === null) throw new ApiError('not_found', `no ${o.singular} ${existing.id}`);
         return json(200, present(updated, o.parent?.field, ownedByCaller));
       },
     }),

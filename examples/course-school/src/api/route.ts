@@ -1,13 +1,13 @@
 /**
  * The route table's entry: everything about one business operation in one place (method, path,
- * scope, who may call it, schemas, handler). The guard, the validator and the OpenAPI generator
- * all read this one declaration, so they cannot disagree.
+ * scope, who may call it, schemas, handler). `api/app.ts` turns each into a `@hono/zod-openapi`
+ * route, so the guard, Hono's request validation and `/openapi.json` read this one declaration
+ * and cannot disagree.
  * @module
  */
 import type { z } from 'zod';
 import type { Principal } from '../auth/bearer-guard.js';
 import type { DataStore, UserRecord } from '../data/store.js';
-import type { HttpResponse } from '../http/response.js';
 
 /** The resource families of spec §5.4, one tag each in the OpenAPI document. */
 export const FAMILIES = {
@@ -96,9 +96,12 @@ export interface RouteSpec<
   readonly response: {
     readonly status: 200 | 201 | 204;
     readonly description: string;
+    /** The JSON body's schema; absent for 204. */
     readonly schema?: z.ZodType;
+    /** The body is a file of any media type (a download). */
+    readonly binary?: true;
   };
-  readonly handler: (context: ApiContext<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResponse>;
+  readonly handler: (context: ApiContext<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Response>;
 }
 
 /** An operation with its types erased, as the table holds it. */
@@ -109,7 +112,7 @@ export const API_PREFIX = '/api/v1';
 
 /**
  * Declares an operation, keeping the handler's types tied to its schemas. The table erases them;
- * that is sound because the dispatcher parses inputs with these very schemas before the handler runs.
+ * that is sound because Hono validates the inputs with these very schemas before the handler runs.
  */
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
   spec: RouteSpec<P, Q, B>,

@@ -2,6 +2,7 @@
  * Schemas shared by the resource families: ids, money, pagination, and the envelope of lists.
  * @module
  */
+import { normalizeDisplayName } from 'portcullis';
 import { z } from 'zod';
 
 /** A record id: `<prefix>_<chars>`, e.g. `crs_analytical_engines`. */
@@ -17,6 +18,19 @@ export function newId(prefix: string): string {
 
 /** A non-empty single-line string, trimmed. */
 export const title = (max = 200) => z.string().trim().min(1).max(max);
+
+/**
+ * A person's name as others will see it (pages, the `name` claim): the library's
+ * `normalizeDisplayName` (NFC, no control, bidi or zero-width characters, blanks folded), then at
+ * least one visible character and at most `max`. The same rule the library applies to `client_name`.
+ */
+export const displayName = (max = 100) =>
+  z
+    .string()
+    .max(max * 4)
+    .overwrite(normalizeDisplayName)
+    .min(1, 'must contain visible characters')
+    .max(max);
 
 /** Long text (Markdown). */
 export const longText = (max = 20_000) => z.string().max(max);

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { NewRecord, RecordKind } from '../data/store.js';
-import { HttpError, json } from '../http/response.js';
+import { ApiError, json } from './errors.js';
 import { present } from './record-family.js';
 import { type Access, type ApiRoute, defineRoute, type Family } from './route.js';
 import { instant, patchOf } from './schemas.js';
@@ -50,7 +50,7 @@ export function singleton<S extends z.ZodObject>(o: SingletonOptions<S>): Single
         response: { status: 200, description: `The ${o.name}`, schema: output },
         async handler({ services }) {
           const record = await services.data.getRecord(o.kind, id);
-          if (record === null) throw new HttpError('not_found', `the ${o.name} is not set up`);
+          if (record === null) throw new ApiError('not_found', `the ${o.name} is not set up`);
           const shown = present(record);
           return json(200, show(record.data, String(shown.updated_at)));
         },
@@ -71,7 +71,7 @@ export function singleton<S extends z.ZodObject>(o: SingletonOptions<S>): Single
         response: { status: 200, description: `The updated ${o.name}`, schema: output },
         async handler({ body, services }) {
           const record = await services.data.getRecord(o.kind, id);
-          if (record === null) throw new HttpError('not_found', `the ${o.name} is not set up`);
+          if (record === null) throw new ApiError('not_found', `the ${o.name} is not set up`);
           const data = o.schema.parse({ ...record.data, ...(body as object) }) as Record<string, unknown>;
           const updated = await services.data.updateRecord(
             o.kind,
@@ -79,7 +79,7 @@ export function singleton<S extends z.ZodObject>(o: SingletonOptions<S>): Single
             { isPublic: false, data },
             services.now(),
           );
-          if (updated === null) throw new HttpError('not_found', `the ${o.name} is not set up`);
+          if (updated === null) throw new ApiError('not_found', `the ${o.name} is not set up`);
           return json(200, show(updated.data, String(present(updated).updated_at)));
         },
       }),

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ScopeRegistry } from 'portcullis';
+import type { DemoAccount } from '../seed.js';
 import type { Discovery } from './metadata.js';
 
 /** The registration rules, taken from the options given to the library. */
@@ -21,6 +22,8 @@ export interface AuthMdInput {
   /** Scopes a student may grant (the owner may grant all). */
   readonly studentGrantable: ReadonlySet<string>;
   readonly title: string;
+  /** The demo accounts to name in the walkthrough; empty when demo data is off. */
+  readonly demoAccounts: readonly DemoAccount[];
 }
 
 /** The status of each error code, as the server answers them. */
@@ -139,7 +142,9 @@ export function buildAuthMd(input: AuthMdInput): string {
     '',
     '## Walkthrough with curl',
     '',
-    'The demo accounts are `ada@example.com` / `ada-lovelace` (school owner) and `grace@example.com` / `grace-hopper` (student).',
+    input.demoAccounts.length === 0
+      ? 'You need an account of this school to sign in at step 3.'
+      : `The demo accounts are ${input.demoAccounts.map((a) => `\`${a.email}\` / \`${a.password}\` (${a.role === 'owner' ? 'school owner' : 'student'})`).join(' and ')}.`,
     '',
     '1. Register a public loopback client and keep its `client_id`:',
     '',

@@ -38,7 +38,7 @@ export function buildLlmsTxt(input: { readonly discovery: Discovery; readonly ti
     '',
     '## Optional',
     '',
-    `- [Home page](${issuer}/): for people, with the demo accounts`,
+    `- [Home page](${issuer}/): for people: the catalog and how to try the flow`,
     '',
   ].join('\n');
 }

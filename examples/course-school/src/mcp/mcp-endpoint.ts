@@ -1,19 +1,20 @@
 /**
  * `/mcp` over Streamable HTTP, stateless (no `Mcp-Session-Id`): each POST gets a fresh server and
- * transport, so nothing is shared between callers and there is no session to hijack. Before the
- * SDK sees a request:
+ * the SDK's web-standard transport, so nothing is shared between callers and there is no session
+ * to hijack (RS-12). Before the SDK sees a request:
  * 1. `Origin` must be absent or allow-listed, else 403 (DNS rebinding: MCP transports, RS-10);
  * 2. only POST (no server-initiated stream in stateless mode): 405 otherwise (RS-11);
- * 3. a token, if sent, must be valid for resource `$ISSUER/mcp` (never silently anonymous, RS-03).
+ * 3. a token, if sent, must be valid for resource `$ISSUER/mcp` (never silently anonymous, RS-03);
+ * 4. the body is at most 256 KiB of JSON.
  * The SDK then answers protocol errors: 400 for a bad `MCP-Protocol-Version`, 202 for notifications.
  * @module
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { nodeHeaders } from 'portcullis/node';
+import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { toResponse } from 'portcullis/fetch';
 import type { BearerGuard } from '../auth/bearer-guard.js';
-import { readJson } from '../http/body.js';
-import type { Endpoint } from '../http/endpoint.js';
-import { HttpError, json } from '../http/response.js';
 import { type CatalogServerDeps, createCatalogServer } from './catalog-server.js';
 
 /** Largest JSON-RPC message accepted. */
@@ -28,43 +29,104 @@ export interface McpEndpointDeps extends CatalogServerDeps {
 }
 
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  json(status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
 
-/** The `/mcp` endpoint. */
-export function mcpEndpoint(deps: McpEndpointDeps): Endpoint {
-  return async ({ req, res }) => {
-    const origin = req.headers.origin;
+const WWW_AUTHENTICATE = {
+  'WWW-Authenticate': { description: 'Bearer challenge (RFC 6750 §3)', schema: { type: 'string' as const } },
+};
+
+/** The route as `/openapi.json` shows it; the body is read by the handler (parse errors are JSON-RPC's). */
+const route: RouteConfig = createRoute({
+  method: 'post',
+  path: '/mcp',
+  operationId: 'mcp',
+  tags: ['mcp'],
+  summary: 'MCP server (Streamable HTTP, stateless): anonymous catalog reads',
+  description:
+    'JSON-RPC 2.0 messages of the Model Context Protocol. Tools: search_courses, get_course, list_membership_plans. ' +
+    'A token, if sent, must be valid for the resource `/mcp`. Requests with a foreign `Origin` are refused with 403.',
+  security: [{}, { oauth2: [] }],
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'object', properties: { jsonrpc: { type: 'string', enum: ['2.0'] } } },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'JSON-RPC response',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+    202: { description: 'Notification accepted' },
+    400: { description: 'Invalid JSON-RPC, or unsupported MCP-Protocol-Version' },
+    401: {
+      description: 'Invalid token (`invalid_token`)',
+      headers: WWW_AUTHENTICATE,
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+    403: { description: 'Origin not allowed' },
+  },
+});
+
+/** The `/mcp` routes. */
+export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
+  const app = new OpenAPIHono();
+
+  // Rule 1 for every method: a page of another origin never reaches the server.
+  app.use('/mcp', async (c, next) => {
+    const origin = c.req.header('origin');
     if (origin !== undefined && !deps.allowedOrigins.has(origin)) {
       return rpcError(403, -32000, 'Forbidden: this Origin may not call the MCP server');
     }
-    if (req.method !== 'POST') {
-      return rpcError(405, -32000, 'Method not allowed: this stateless server takes POST only', {
-        allow: 'POST',
-      });
-    }
-    const verdict = await deps.guard.check({ headers: nodeHeaders(req) }, { required: false });
-    if (!verdict.ok) return verdict.response;
+    return next();
+  });
 
-    let body: unknown;
-    try {
-      body = await readJson(req, MAX_MCP_BYTES);
-    } catch (error) {
-      if (error instanceof HttpError && error.code === 'invalid_request') {
+  app.openapi(
+    {
+      ...route,
+      middleware: [
+        bodyLimit({ maxSize: MAX_MCP_BYTES, onError: () => rpcError(413, -32600, 'Request too large') }),
+      ],
+    },
+    async (c: Context) => {
+      const verdict = await deps.guard.check(
+        { headers: { authorization: c.req.header('authorization') } },
+        { required: false },
+      );
+      if (!verdict.ok) return toResponse(verdict.response);
+
+      const text = await c.req.text();
+      if (text.trim() === '') return rpcError(400, -32600, 'Invalid Request: send a JSON-RPC message');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
       }
-      throw error;
-    }
-    if (body === undefined) return rpcError(400, -32600, 'Invalid Request: send a JSON-RPC message');
 
-    const server = createCatalogServer(deps);
-    // No `sessionIdGenerator`: stateless mode. JSON responses: nothing here streams.
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-    return undefined;
-  };
+      const server = createCatalogServer(deps);
+      // No `sessionIdGenerator`: stateless mode. JSON responses: nothing here streams.
+      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        return await transport.handleRequest(c.req.raw, { parsedBody: body });
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    },
+  );
+
+  // Registered after POST: any other method (GET, DELETE, ...) ends here.
+  app.all('/mcp', () =>
+    rpcError(405, -32000, 'Method not allowed: this stateless server takes POST only', { allow: 'POST' }),
+  );
+  return app;
 }

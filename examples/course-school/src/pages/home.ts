@@ -2,18 +2,21 @@
  * The home page: what this server is, the catalog, and links to every document and endpoint.
  * @module
  */
+import type { Hono } from 'hono';
+import { html } from 'hono/html';
 import type { SessionManager } from '../accounts/sessions.js';
 import { searchPublishedCourses } from '../api/catalog.js';
 import type { DataStore } from '../data/store.js';
-import type { Endpoint } from '../http/endpoint.js';
-import { DEMO_ACCOUNTS } from '../seed.js';
-import { html, page } from './html.js';
+import type { DemoAccount } from '../seed.js';
+import { page } from './layout.js';
 
 /** What the home page needs. */
 export interface HomeDeps {
   readonly data: DataStore;
   readonly sessions: SessionManager;
   readonly issuer: string;
+  /** The demo accounts to list; empty when demo data is off. */
+  readonly demoAccounts: readonly DemoAccount[];
   now(): number;
 }
 
@@ -49,10 +52,10 @@ export const DOCUMENT_LINKS: readonly {
   },
 ];
 
-/** The home page endpoint. */
-export function homeEndpoint(deps: HomeDeps): Endpoint {
-  return async ({ req }) => {
-    const signedIn = await deps.sessions.read(req.headers.cookie, deps.now());
+/** Adds `GET /`. */
+export function addHomePage(app: Hono, deps: HomeDeps): void {
+  app.get('/', async (c) => {
+    const signedIn = await deps.sessions.read(c.req.header('cookie'), deps.now());
     const courses = await searchPublishedCourses(deps.data, undefined, 20);
     const body = html`<h1>Lovelace School of Computing</h1>
 <p>The reference server of <strong>portcullis</strong>, an OAuth 2.1 and OpenID Connect authorization server library:
@@ -62,14 +65,18 @@ a course-school API protected by OAuth, with an anonymous catalog, an MCP server
 <h2>Try the flow</h2>
 <ol>
 <li>Register a loopback client: <code>POST /api/oauth/register</code> (see <a href="/auth.md">auth.md</a> for the curl line).</li>
-<li>Open the authorization URL with a PKCE challenge; sign in with a demo account and choose <em>Allow</em>.</li>
+<li>Open the authorization URL with a PKCE challenge; sign in and choose <em>Allow</em>.</li>
 <li>Exchange the code at <code>/api/oauth/token</code>, then call <code>/api/v1/...</code> with the access token.</li>
 <li>See and revoke the apps you authorized on <a href="/account">your account page</a>.</li>
 </ol>
-<p class="muted">Demo accounts: ${DEMO_ACCOUNTS.map((a) => html`<code>${a.email}</code> / <code>${a.password}</code> (${a.role}) `)}</p>
+${
+  deps.demoAccounts.length === 0
+    ? ''
+    : html`<p class="muted">Demo accounts: ${deps.demoAccounts.map((a) => html`<code>${a.email}</code> / <code>${a.password}</code> (${a.role}) `)}</p>`
+}
 <h2>Documents</h2>
 <ul>${DOCUMENT_LINKS.map((d) => html`<li><a href="${d.path}">${d.title}</a>: ${d.about}</li>`)}
 <li><code>POST /mcp</code>: MCP server (Streamable HTTP) for anonymous catalog reads</li></ul>`;
-    return page('Lovelace School of Computing', body, { user: signedIn?.user ?? null });
-  };
+    return page(c, 'Lovelace School of Computing', body, { user: signedIn?.user ?? null });
+  });
 }

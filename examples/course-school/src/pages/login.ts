@@ -1,20 +1,23 @@
 /**
  * The login page (`loginUrl` of the library): the authorization endpoint sends browsers here with
- * `return_to`; after a good password they go back there. The form is protected against CSRF by a
- * token bound to a short-lived cookie (there is no session yet), and by an Origin check.
+ * `return_to`; after a good password they go back there. The form is protected against CSRF by
+ * Hono's CSRF middleware (Origin / Fetch Metadata, in `pages/app.ts`) and by a signed double-submit
+ * token: a random nonce in a signed, HttpOnly cookie and in the form (there is no session yet).
+ * Attempts go through the login guard (`accounts/login-guard.ts`).
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { LoginThrottle } from '../accounts/login-throttle.js';
-import { verifyNothing, verifyPassword } from '../accounts/passwords.js';
+import type { Context, Hono } from 'hono';
+import { deleteCookie, generateSignedCookie, getSignedCookie } from 'hono/cookie';
+import { html } from 'hono/html';
+import { validator } from 'hono/validator';
+import { z } from 'zod';
+import type { LoginGuard } from '../accounts/login-guard.js';
+import { verifyLogin } from '../accounts/passwords.js';
 import { type SessionManager, safeEqual } from '../accounts/sessions.js';
 import type { DataStore } from '../data/store.js';
-import { readForm } from '../http/body.js';
-import { readCookie, serializeCookie } from '../http/cookies.js';
-import { crossSite, type Endpoint } from '../http/endpoint.js';
-import { type HttpResponse, seeOther } from '../http/response.js';
-import { DEMO_ACCOUNTS } from '../seed.js';
-import { html, page } from './html.js';
+import type { DemoAccount } from '../seed.js';
+import { type Html, type PageOptions, page } from './layout.js';
 import { safeReturnTo } from './return-to.js';
 
 /** What the login pages need. */
@@ -22,41 +25,74 @@ export interface LoginDeps {
   readonly data: DataStore;
   readonly sessions: SessionManager;
   readonly issuer: string;
+  readonly guard: LoginGuard;
+  /** The rate-limit key of the request's client (trusted proxies taken into account). */
+  clientKey(c: Context): string;
+  /** The demo accounts to list on the page; empty when demo data is off. */
+  readonly demoAccounts: readonly DemoAccount[];
   now(): number;
 }
 
 /** The path of the login page. */
 export const LOGIN_PATH = '/login';
 
-/** The login and logout endpoints. */
-export function loginEndpoints(deps: LoginDeps): { show: Endpoint; submit: Endpoint; logout: Endpoint } {
-  const throttle = new LoginThrottle();
+/**
+ * Fields of the login form. A field sent twice arrives as an array and is refused (400); a missing
+ * one is empty, so a missing token is refused like a wrong one (403).
+ */
+const loginForm = z.object({
+  email: z.string().max(1000).default(''),
+  password: z.string().max(1000).default(''),
+  csrf_token: z.string().max(100).default(''),
+  return_to: z.string().max(8000).optional(),
+});
+
+/** Fields of the forms of a session (sign-out, revoke). */
+export const sessionForm = z.object({
+  csrf_token: z.string().max(100).default(''),
+  grant_id: z.string().max(200).optional(),
+});
+
+/** A form validator that refuses a malformed form with a page. */
+export function formOf<S extends z.ZodType>(schema: S) {
+  return validator('form', (value, c) => {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data as z.output<S>;
+    return page(
+      c,
+      'Bad request',
+      html`<h1>Bad request</h1><p class="error">The form was not filled in as expected.</p>`,
+      {
+        status: 400,
+      },
+    );
+  });
+}
+
+/** Adds `GET /login`, `POST /login` and `POST /logout`. */
+export function addLoginPages(app: Hono, deps: LoginDeps): void {
   const home = `${deps.issuer}/account`;
   const csrfCookie = deps.sessions.secure ? '__Host-cs_login' : 'cs_login';
-  const cookie = (value: string, maxAge: number) =>
-    serializeCookie(csrfCookie, value, {
-      httpOnly: true,
-      secure: deps.sessions.secure,
-      sameSite: 'Lax',
-      maxAge,
-    });
-  const tokenFor = (nonce: string) => deps.sessions.sign(`login:${nonce}`);
+  const { secret } = deps.sessions;
 
-  function form(options: {
-    returnTo: string;
-    email: string;
-    error?: string;
-    status?: number;
-    nonce?: string;
-    reauthenticate?: boolean;
-  }): HttpResponse {
-    const nonce = options.nonce ?? randomBytes(18).toString('base64url');
+  async function form(
+    c: Context,
+    options: { returnTo: string; email: string; error?: string; reauthenticate?: boolean } & PageOptions,
+  ): Promise<Response> {
+    const nonce = randomBytes(18).toString('base64url');
+    const demo: Html | string =
+      deps.demoAccounts.length === 0
+        ? ''
+        : html`<div class="card muted"><p>Demo accounts of this reference server:</p><ul>${deps.demoAccounts.map(
+            (a) =>
+              html`<li><code>${a.email}</code> / <code>${a.password}</code> (${a.role === 'owner' ? 'school owner' : 'student'})</li>`,
+          )}</ul></div>`;
     const body = html`<h1>Sign in</h1>
 <div class="card">
 ${options.reauthenticate ? html`<p>The application asked you to confirm it is you: sign in again.</p>` : ''}
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <form method="post" action="${LOGIN_PATH}">
-<input type="hidden" name="csrf_token" value="${tokenFor(nonce)}">
+<input type="hidden" name="csrf_token" value="${nonce}">
 <input type="hidden" name="return_to" value="${options.returnTo}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${options.email}">
@@ -65,80 +101,80 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <button type="submit">Sign in</button>
 </form>
 </div>
-<div class="card muted"><p>Demo accounts of this reference server:</p><ul>${DEMO_ACCOUNTS.map(
-      (a) =>
-        html`<li><code>${a.email}</code> / <code>${a.password}</code> (${a.role === 'owner' ? 'school owner' : 'student'})</li>`,
-    )}</ul></div>`;
-    return page('Sign in', body, {
-      ...(options.status === undefined ? {} : { status: options.status }),
-      headers: { 'set-cookie': cookie(nonce, 1800) },
+${demo}`;
+    const cookie = await generateSignedCookie(csrfCookie, nonce, secret, deps.sessions.cookieOptions(1800));
+    return page(c, 'Sign in', body, {
+      ...options,
+      headers: { ...options.headers, 'set-cookie': cookie },
     });
   }
 
-  return {
-    async show({ query }) {
-      return form({
-        returnTo: safeReturnTo(query.get('return_to'), deps.issuer, home),
-        email: query.get('login_hint') ?? '',
-        reauthenticate: query.get('reauthenticate') === '1',
-      });
-    },
+  app.get(LOGIN_PATH, (c) =>
+    form(c, {
+      returnTo: safeReturnTo(c.req.query('return_to'), deps.issuer, home),
+      email: c.req.query('login_hint') ?? '',
+      reauthenticate: c.req.query('reauthenticate') === '1',
+    }),
+  );
 
-    async submit({ req }) {
-      const fields = await readForm(req);
-      const returnTo = safeReturnTo(fields.get('return_to'), deps.issuer, home);
-      const email = (fields.get('email') ?? '').trim().toLowerCase().slice(0, 254);
-      const nonce = readCookie(req.headers.cookie, csrfCookie);
-      const token = fields.get('csrf_token') ?? '';
-      if (crossSite(req, deps.issuer) || nonce === undefined || !safeEqual(token, tokenFor(nonce))) {
-        return form({
-          returnTo,
-          email,
-          status: 403,
-          error: 'The form expired or came from another site. Please try again.',
-        });
-      }
-      const now = deps.now();
-      const wait = throttle.retryAfter(email, now);
-      if (wait > 0) {
-        const response = form({
+  app.post(LOGIN_PATH, formOf(loginForm), async (c) => {
+    const fields = c.req.valid('form');
+    const returnTo = safeReturnTo(fields.return_to, deps.issuer, home);
+    const email = fields.email.trim().toLowerCase().slice(0, 254);
+    const nonce = await getSignedCookie(c, secret, csrfCookie);
+    if (typeof nonce !== 'string' || !safeEqual(fields.csrf_token, nonce)) {
+      return form(c, {
+        returnTo,
+        email,
+        status: 403,
+        error: 'The form expired or came from another site. Please try again.',
+      });
+    }
+    const outcome = await deps.guard.attempt(email, deps.clientKey(c), () =>
+      verifyLogin(deps.data, email, fields.password),
+    );
+    switch (outcome.kind) {
+      case 'throttled':
+        return form(c, {
           returnTo,
           email,
           status: 429,
-          error: `Too many attempts. Try again in ${Math.ceil(wait / 60)} minutes.`,
+          headers: { 'retry-after': String(outcome.retryAfterSeconds) },
+          error: `Too many failed attempts. Try again in ${Math.ceil(outcome.retryAfterSeconds / 60)} minutes.`,
         });
-        return { ...response, headers: { ...response.headers, 'retry-after': String(wait) } };
+      case 'busy':
+        return form(c, {
+          returnTo,
+          email,
+          status: 503,
+          headers: { 'retry-after': String(outcome.retryAfterSeconds) },
+          error: 'The server is busy. Try again in a moment.',
+        });
+      case 'wrong':
+        return form(c, { returnTo, email, status: 401, error: 'Wrong email or password.' });
+      case 'ok': {
+        const { setCookie } = await deps.sessions.create(outcome.value, deps.now());
+        c.header('set-cookie', setCookie, { append: true });
+        deleteCookie(c, csrfCookie, deps.sessions.cookieOptions(0));
+        return c.redirect(returnTo, 303);
       }
-      const password = fields.get('password') ?? '';
-      const user = await deps.data.getUserByEmail(email);
-      const ok =
-        user === null ? await verifyNothing(password) : await verifyPassword(password, user.passwordHash);
-      if (user === null || !ok) {
-        throttle.fail(email, now);
-        return form({ returnTo, email, status: 401, error: 'Wrong email or password.' });
-      }
-      throttle.succeed(email);
-      const { setCookie } = await deps.sessions.create(user, now);
-      return seeOther(returnTo, { 'set-cookie': [setCookie, cookie('', 0)] });
-    },
+    }
+  });
 
-    async logout({ req }) {
-      const fields = await readForm(req);
-      const signedIn = await deps.sessions.read(req.headers.cookie, deps.now());
-      if (signedIn === null) return seeOther(`${deps.issuer}/`);
-      if (
-        crossSite(req, deps.issuer) ||
-        !safeEqual(fields.get('csrf_token') ?? '', signedIn.session.csrfToken)
-      ) {
-        return page(
-          'Sign out',
-          html`<h1>Sign out</h1><p class="error">The form expired. Go back and try again.</p>`,
-          {
-            status: 403,
-          },
-        );
-      }
-      return seeOther(`${deps.issuer}/`, { 'set-cookie': await deps.sessions.destroy(signedIn) });
-    },
-  };
+  app.post('/logout', formOf(sessionForm), async (c) => {
+    const signedIn = await deps.sessions.read(c.req.header('cookie'), deps.now());
+    if (signedIn === null) return c.redirect(`${deps.issuer}/`, 303);
+    if (!safeEqual(c.req.valid('form').csrf_token, signedIn.session.csrfToken)) {
+      return page(
+        c,
+        'Sign out',
+        html`<h1>Sign out</h1><p class="error">The form expired. Go back and try again.</p>`,
+        {
+          status: 403,
+        },
+      );
+    }
+    c.header('set-cookie', await deps.sessions.destroy(signedIn));
+    return c.redirect(`${deps.issuer}/`, 303);
+  });
 }

@@ -3,9 +3,9 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError, json } from '../../http/response.js';
+import { ApiError, json } from '../errors.js';
 import { type Caller, defineRoute } from '../route.js';
-import { instant, title } from '../schemas.js';
+import { displayName, instant } from '../schemas.js';
 
 const account = z.object({
   id: z.string(),
@@ -16,7 +16,7 @@ const account = z.object({
 });
 
 function signedIn(caller: Caller) {
-  if (caller.user === null) throw new HttpError('forbidden', 'no signed-in user');
+  if (caller.user === null) throw new ApiError('forbidden', 'no signed-in user');
   return caller.user;
 }
 
@@ -51,11 +51,11 @@ export const accountRoutes = [
     summary: 'Change the display name of the signed-in user',
     scope: 'account:write',
     access: 'user',
-    body: { kind: 'json', schema: z.strictObject({ name: title(100) }) },
+    body: { kind: 'json', schema: z.strictObject({ name: displayName(100) }) },
     response: { status: 200, description: 'The updated account', schema: account },
     async handler({ caller, body, services }) {
       const user = await services.data.renameUser(signedIn(caller).id, body.name);
-      if (user === null) throw new HttpError('forbidden', 'the account no longer exists');
+      if (user === null) throw new ApiError('forbidden', 'the account no longer exists');
       return json(200, show(user));
     },
   }),

@@ -3,8 +3,8 @@
  * @module
  */
 import { z } from 'zod';
-import { json } from '../../http/response.js';
 import { allRecords } from '../catalog.js';
+import { json } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { currency, recordId } from '../schemas.js';
 

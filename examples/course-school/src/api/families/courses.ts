@@ -3,8 +3,8 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError, json } from '../../http/response.js';
 import { courseOutline } from '../catalog.js';
+import { ApiError, json } from '../errors.js';
 import { canSee, recordFamily } from '../record-family.js';
 import { defineRoute } from '../route.js';
 import { currency, longText, priceCents, recordId, title } from '../schemas.js';
@@ -45,7 +45,7 @@ export const courses = recordFamily({
   async validate(course, { services }) {
     for (const id of course.lecturer_ids) {
       if ((await services.data.getRecord('lecturer', id)) === null) {
-        throw new HttpError('invalid_request', `no lecturer ${id}`, {
+        throw new ApiError('invalid_request', `no lecturer ${id}`, {
           issues: [{ path: 'body.lecturer_ids', message: `no lecturer ${id}` }],
         });
       }
@@ -89,7 +89,7 @@ export const courseOutlineRoute = defineRoute({
   async handler({ params, caller, services }) {
     const course = await services.data.getRecord('course', params.courseId);
     if (course === null || !canSee(caller, course, false)) {
-      throw new HttpError('not_found', `no course ${params.courseId}`);
+      throw new ApiError('not_found', `no course ${params.courseId}`);
     }
     const o = await courseOutline(services.data, course.id);
     return json(200, { course_id: course.id, title: course.data.title, ...o });

@@ -4,8 +4,8 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError } from '../../http/response.js';
 import { allRecords } from '../catalog.js';
+import { ApiError } from '../errors.js';
 import { recordFamily } from '../record-family.js';
 import { httpsUrl, longText, recordId, title } from '../schemas.js';
 
@@ -30,7 +30,7 @@ export const sections = recordFamily({
   async beforeDelete(section, { services }) {
     const lessons = await allRecords(services.data, 'lesson', { parentId: section.parentId ?? '' });
     if (lessons.some((l) => l.data.section_id === section.id)) {
-      throw new HttpError('conflict', 'the section still has lessons: move or delete them first');
+      throw new ApiError('conflict', 'the section still has lessons: move or delete them first');
     }
   },
 });
@@ -63,7 +63,7 @@ export const lessons = recordFamily({
     if (lesson.section_id === null) return;
     const section = await services.data.getRecord('section', lesson.section_id);
     if (section === null || section.parentId !== params.courseId) {
-      throw new HttpError('invalid_request', `no section ${lesson.section_id} in this course`, {
+      throw new ApiError('invalid_request', `no section ${lesson.section_id} in this course`, {
         issues: [{ path: 'body.section_id', message: 'not a section of this course' }],
       });
     }

@@ -3,7 +3,7 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError } from '../../http/response.js';
+import { ApiError } from '../errors.js';
 import { recordFamily } from '../record-family.js';
 import { httpsUrl, instant, longText, title } from '../schemas.js';
 
@@ -33,7 +33,7 @@ export const events = recordFamily({
   searchText: (e) => e.title,
   async validate(event) {
     if (Date.parse(event.ends_at) <= Date.parse(event.starts_at)) {
-      throw new HttpError('invalid_request', 'an event must end after it starts', {
+      throw new ApiError('invalid_request', 'an event must end after it starts', {
         issues: [{ path: 'body.ends_at', message: 'must be after starts_at' }],
       });
     }

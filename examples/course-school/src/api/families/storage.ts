@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { DataStore } from '../../data/store.js';
-import { HttpError, type HttpResponse, json, noContent } from '../../http/response.js';
+import { ApiError, json, noContent } from '../errors.js';
 import { present } from '../record-family.js';
 import { API_PREFIX, type ApiRoute, defineRoute } from '../route.js';
 import { instant, newId, pageOf, pageQuery, recordId } from '../schemas.js';
@@ -36,7 +36,7 @@ function show(record: Parameters<typeof present>[0], issuer: string): Record<str
 
 async function load(services: { data: DataStore }, id: string) {
   const record = await services.data.getRecord('object', id);
-  if (record === null) throw new HttpError('not_found', `no object ${id}`);
+  if (record === null) throw new ApiError('not_found', `no object ${id}`);
   return record;
 }
 
@@ -57,10 +57,10 @@ export const storageRoutes: ApiRoute[] = [
     }),
     body: { kind: 'binary', maxBytes: MAX_UPLOAD_BYTES, description: 'The file content' },
     response: { status: 201, description: 'Uploaded; `Location` is its URL', schema: meta },
-    async handler({ query, raw, caller, services }): Promise<HttpResponse> {
-      if (raw === undefined) throw new HttpError('invalid_request', 'the file content is required');
+    async handler({ query, raw, caller, services }): Promise<Response> {
+      if (raw === undefined) throw new ApiError('invalid_request', 'the file content is required');
       if (!/^[a-z]+\/[a-z0-9.+-]+$/.test(raw.mediaType)) {
-        throw new HttpError('unsupported_media_type', 'send the file with its media type as Content-Type');
+        throw new ApiError('unsupported_media_type', 'send the file with its media type as Content-Type');
       }
       const bytes = Buffer.from(raw.bytes);
       const id = newId('obj');
@@ -122,10 +122,10 @@ export const storageRoutes: ApiRoute[] = [
     operationId: 'downloadObject',
     summary: 'Download a file',
     params: objectParams,
-    response: { status: 200, description: 'The file, with its Content-Type' },
+    response: { status: 200, description: 'The file, with its Content-Type', binary: true },
     async handler({ params, services }) {
       const record = await load(services, params.objectId);
-      return {
+      return new Response(Buffer.from(String(record.data.content_base64), 'base64'), {
         status: 200,
         headers: {
           'content-type': String(record.data.content_type),
@@ -135,8 +135,7 @@ export const storageRoutes: ApiRoute[] = [
           'content-security-policy': "sandbox; default-src 'none'",
           'cache-control': 'no-store',
         },
-        body: Buffer.from(String(record.data.content_base64), 'base64'),
-      };
+      });
     },
   }),
   defineRoute({

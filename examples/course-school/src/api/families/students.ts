@@ -3,7 +3,7 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError } from '../../http/response.js';
+import { ApiError } from '../errors.js';
 import { recordFamily } from '../record-family.js';
 import { recordId, title } from '../schemas.js';
 
@@ -30,7 +30,7 @@ export const students = recordFamily({
   async validate(student, { services }) {
     for (const id of student.enrolled_course_ids) {
       if ((await services.data.getRecord('course', id)) === null) {
-        throw new HttpError('invalid_request', `no course ${id}`, {
+        throw new ApiError('invalid_request', `no course ${id}`, {
           issues: [{ path: 'body.enrolled_course_ids', message: `no course ${id}` }],
         });
       }

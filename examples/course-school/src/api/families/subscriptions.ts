@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from 'zod';
-import { HttpError } from '../../http/response.js';
+import { ApiError } from '../errors.js';
 import { isOwner, recordFamily } from '../record-family.js';
 import { instant, recordId } from '../schemas.js';
 
@@ -31,7 +31,7 @@ export const subscriptions = recordFamily({
     const plan = await services.data.getRecord('membership_plan', subscription.plan_id);
     // Private plans are by invitation: only the owner subscribes someone to one.
     if (plan === null || (!plan.isPublic && !isOwner(caller))) {
-      throw new HttpError('invalid_request', `no membership plan ${subscription.plan_id}`, {
+      throw new ApiError('invalid_request', `no membership plan ${subscription.plan_id}`, {
         issues: [{ path: 'body.plan_id', message: 'no such plan' }],
       });
     }

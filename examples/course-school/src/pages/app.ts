@@ -1,0 +1,54 @@
+/**
+ * The server's own pages as a Hono app: home, login, sign-out and the account page. Every page gets
+ * the security headers of `layout.ts`; every form POST passes Hono's CSRF middleware (the request's
+ * `Origin` must be the issuer's, or its `Sec-Fetch-Site` `same-origin`) before its own token check.
+ * Under `Referrer-Policy: no-referrer` browsers post `Origin: null`, and Fetch Metadata decides.
+ * @module
+ */
+import { Hono } from 'hono';
+import { csrf } from 'hono/csrf';
+import { html } from 'hono/html';
+import { HTTPException } from 'hono/http-exception';
+import { type AccountDeps, addAccountPages } from './account.js';
+import { addHomePage, type HomeDeps } from './home.js';
+import { page, pageHeaders } from './layout.js';
+import { addLoginPages, type LoginDeps } from './login.js';
+
+/** Everything the pages need. */
+export type PagesDeps = LoginDeps & AccountDeps & HomeDeps;
+
+/** The paths of the pages (the middleware below applies to these only). */
+const PAGES = ['/', '/login', '/logout', '/account', '/account/*'] as const;
+
+/** The paths that take a form. */
+const FORMS = ['/login', '/logout', '/account/apps/revoke'];
+
+/** Creates the pages app. */
+export function createPagesApp(deps: PagesDeps): Hono {
+  const app = new Hono();
+  const headers = pageHeaders(deps.issuer.startsWith('https:'));
+  const sameSite = csrf({ origin: new URL(deps.issuer).origin });
+  for (const path of PAGES) app.use(path, headers);
+  app.on('POST', FORMS, sameSite);
+  addHomePage(app, deps);
+  addLoginPages(app, deps);
+  addAccountPages(app, deps);
+  app.onError((error, c) => {
+    if (error instanceof HTTPException && error.status === 403) {
+      return page(
+        c,
+        'Forbidden',
+        html`<h1>Forbidden</h1><p class="error">This form came from another site.</p>`,
+        {
+          status: 403,
+        },
+      );
+    }
+    console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    return c.html(
+      '<!doctype html><title>Error</title><p>The server could not complete the request.</p>',
+      500,
+    );
+  });
+  return app;
+}
