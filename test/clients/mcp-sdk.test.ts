@@ -8,107 +8,31 @@
  * expired token. It has no revocation: the test revokes the SDK's refresh token by HTTP (RFC 7009)
  * and sees the SDK sent back to sign in.
  */
-import { spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADA_NOTES,
   type ClientBench,
   NOTES_TOOL,
-  OPENER,
   requireClient,
   revokeByHttp,
   startBench,
 } from './matrix.js';
-
-/** The application's side: stored state, the browser, the loopback listener. */
-class DesktopAppProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  private readonly codes: string[] = [];
-  private waiting: ((code: string) => void) | undefined;
-
-  constructor(
-    readonly redirectUrl: string,
-    private readonly env: Record<string, string>,
-  ) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'SDK desktop app',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
-    if (scope === 'all' || scope === 'client') this.client = undefined;
-  }
-  /** The user's browser. */
-  redirectToAuthorization(url: URL) {
-    spawn(OPENER, [url.href], { env: this.env, stdio: 'ignore' });
-  }
-  /** The loopback listener's side: each code the browser brings back. */
-  received(code: string) {
-    if (this.waiting !== undefined) this.waiting(code);
-    else this.codes.push(code);
-    this.waiting = undefined;
-  }
-  nextCode(): Promise<string> {
-    const code = this.codes.shift();
-    return code !== undefined ? Promise.resolve(code) : new Promise((resolve) => (this.waiting = resolve));
-  }
-}
+import { type DesktopApp, type DesktopAppProvider, startDesktopApp } from './sdk-app.js';
 
 let bench: ClientBench;
-let callback: Server;
+let app: DesktopApp;
 let provider: DesktopAppProvider;
 
 beforeAll(async () => {
   bench = await startBench();
-  callback = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html' }).end('<p>Signed in.</p>');
-    provider.received(url.searchParams.get('code') ?? '');
-  });
-  await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
-  const port = (callback.address() as AddressInfo).port;
-  provider = new DesktopAppProvider(`http://127.0.0.1:${port}/callback`, bench.env);
+  app = await startDesktopApp(bench.env);
+  provider = app.provider;
 });
 afterAll(async () => {
-  callback.closeAllConnections();
-  await new Promise<void>((resolve) => callback.close(() => resolve()));
+  await app.close();
   await bench.close();
 });
 

@@ -35,10 +35,16 @@ try {
   const page = await browser.newPage();
   page.setDefaultTimeout(15_000);
   await page.goto(url);
-  // The login form: every field named in PORTCULLIS_OPENER_LOGIN, then its submit button.
-  if (await page.locator('form input:not([type=hidden])').count()) {
-    for (const [name, value] of Object.entries(login)) await page.fill(`input[name="${name}"]`, value);
-    await Promise.all([page.waitForLoadState(), page.click('form [type=submit]')]);
+  // The login form (the one with the first field of PORTCULLIS_OPENER_LOGIN): each field, then submit.
+  const [first] = Object.keys(login);
+  const form = page.locator('form', { has: page.locator(`input[name="${first}"]`) });
+  if ((await form.count()) > 0) {
+    for (const [name, value] of Object.entries(login))
+      await form.locator(`input[name="${name}"]`).fill(value);
+    await Promise.all([
+      page.waitForURL((current) => !current.pathname.endsWith('/login')),
+      form.locator('[type=submit]').click(),
+    ]);
   }
   // The consent page, unless the server skipped it.
   if (!landedOnClient(page.url())) {
