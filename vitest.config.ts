@@ -24,8 +24,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The consumer test installs the packed tarball: it runs on its own (`npm run test:consumer`);
-    // so does the runtime matrix, which installs runtimes (`npm run test:runtimes`).
-    exclude: [...configDefaults.exclude, 'test/consumer/**', 'test/runtimes/**'],
+    // so do the runtime matrix, which installs runtimes (`npm run test:runtimes`), and the client
+    // matrix, which installs clients (`npm run test:clients`).
+    exclude: [...configDefaults.exclude, 'test/consumer/**', 'test/runtimes/**', 'test/clients/**'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -64,7 +64,12 @@ const pathsSchema = z.strictObject({
 const resourceSchema = z.strictObject({
   /** The resource identifier: an absolute https URL (http only on loopback), no fragment. */
   resource: webUrl('a resource identifier', { allowQuery: true }),
-  /** Scopes advertised for it in its protected-resource metadata. Default: every supported scope. */
+  /**
+   * The scopes this resource uses, advertised as `scopes_supported` of its protected-resource
+   * metadata (RFC 9728 §2). MCP clients request exactly these when no challenge names a scope, so
+   * list only what the resource's operations need; `[]` advertises none. Default: every scope the
+   * policy supports, allowed only while there is one resource; with several, each says its own.
+   */
   scopes: list(z.string()).optional(),
   /** `resource_name` of the metadata. */
   name: z.string().max(200).optional(),
@@ -460,7 +465,16 @@ export const optionsSchema = z
   })
   .superRefine((options, ctx) => {
     // Checks across options, run once each option is valid on its own.
+    const severalResources = (options.resources?.length ?? 0) > 1;
     options.resources?.forEach((resource, index) => {
+      // Defaulting every resource to every scope would make clients of each ask for all of them.
+      if (severalResources && resource.scopes === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['resources', index, 'scopes'],
+          message: `with several resources, say which scopes ${resource.resource} uses (its metadata's scopes_supported, which MCP clients request as a whole)`,
+        });
+      }
       for (const scope of resource.scopes ?? []) {
         if (options.scopePolicy.describe(scope) === undefined) {
           ctx.addIssue({
@@ -518,18 +532,27 @@ export interface EndpointPaths extends z.output<typeof pathsSchema> {}
 /**
  * A resource server the tokens may be for (RFC 8707 resource indicator, RFC 9728 metadata). A
  * resource on the issuer's origin gets its metadata document at the path-inserted well-known URL.
+ * Its `scopes` are what its metadata advertises, and MCP clients ask for them all: with several
+ * resources, each lists its own (an {@link InvalidOptionsError} names a resource without them).
  *
  * @example
  * ```ts
- * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ * import { createAuthorizationServer, createScopePolicy, defineScopes, memoryStorage, oidcScopes } from 'portcullis';
  *
  * await createAuthorizationServer({
  *   issuer: 'https://auth.example.com',
  *   storage: memoryStorage(),
+ *   scopePolicy: createScopePolicy({
+ *     registry: defineScopes([
+ *       ...oidcScopes,
+ *       { name: 'notes:read', description: 'Read your notes' },
+ *       { name: 'admin', description: 'Administer the workspace' },
+ *     ]),
+ *   }),
  *   resources: [
- *     { resource: 'https://auth.example.com', name: 'Example API' },
+ *     { resource: 'https://auth.example.com', name: 'Example API', scopes: ['notes:read', 'admin'] },
  *     // served at https://auth.example.com/.well-known/oauth-protected-resource/mcp
- *     { resource: 'https://auth.example.com/mcp', name: 'Example MCP server', scopes: ['openid'] },
+ *     { resource: 'https://auth.example.com/mcp', name: 'Example MCP server', scopes: ['notes:read'] },
  *   ],
  * });
  * ```

@@ -202,6 +202,23 @@ describe('options checked against each other', () => {
     ]);
   });
 
+  it('refuses several resources of which one does not say which scopes it uses (RFC 9728 §2 scopes_supported)', async () => {
+    const error = await problemsOf({
+      ...base(),
+      resources: [
+        { resource: 'https://auth.example.com', scopes: ['openid'] },
+        { resource: 'https://auth.example.com/mcp' },
+      ],
+    });
+    expect(error.problems).toEqual([
+      "options.resources.1.scopes: with several resources, say which scopes https://auth.example.com/mcp uses (its metadata's scopes_supported, which MCP clients request as a whole)",
+    ]);
+    // One resource may leave it out: every supported scope is for it.
+    expect(() =>
+      parseOptions({ ...base(), resources: [{ resource: 'https://auth.example.com' }] }),
+    ).not.toThrow();
+  });
+
   it('accepts a resource scope the configured policy supports', () => {
     const scopePolicy = createScopePolicy({
       registry: defineScopes([...oidcScopes, { name: 'notes:read', description: 'Read your notes' }]),

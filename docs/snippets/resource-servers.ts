@@ -32,7 +32,7 @@ export function createOAuth(storage: Storage): Promise<AuthorizationServer> {
     resources: [
       // The first is the default audience, for requests that name no resource.
       { resource: 'https://api.example.com', name: 'Notes API', scopes: ['notes:read'] },
-      { resource: 'https://auth.example.com/mcp', name: 'Notes MCP server' },
+      { resource: 'https://auth.example.com/mcp', name: 'Notes MCP server', scopes: ['notes:read'] },
     ],
   });
 }

@@ -5,8 +5,9 @@
  * each part; test/examples/mcp-server.test.ts runs the MCP SDK's own client through the whole flow
  * (discovery, registration, consent, token, the call).
  *
- * The login is a stand-in that trusts a `demo_user` cookie: use your own sessions
- * (examples/express-login shows a login page).
+ * The login is a stand-in: a form that signs in whoever types a name, remembered in a
+ * `demo_user` cookie. Use your own accounts and sessions (examples/express-login shows a real one).
+ * test/clients/ runs real MCP and OAuth clients against this example, with a browser.
  *
  * Run it (after `npm run build`, on Node 22.18+ which runs TypeScript directly):
  * `node examples/mcp-server/server.ts`, then point an MCP client at http://127.0.0.1:3000/mcp.
@@ -16,6 +17,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   type AuthorizationServer,
+  type AuthorizationServerOptions,
   createAuthorizationServer,
   createScopePolicy,
   defineScopes,
@@ -35,6 +37,9 @@ export interface McpExample {
   readonly fetch: (request: Request) => Promise<Response>;
   readonly oauth: AuthorizationServer;
 }
+
+/** What a test may change: the authorization server's clock (default `Date.now`) and event listener. */
+export type McpExampleOptions = Pick<AuthorizationServerOptions, 'clock' | 'onEvent'>;
 
 // #region tools
 /** Tools, and the scope each needs; `undefined` means anyone, signed in or not. */
@@ -90,8 +95,40 @@ function mcpEndpoint(guard: ResourceGuard, allowedOrigins: ReadonlySet<string>) 
 }
 // #endregion mcp-endpoint
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * Stand-in sign-in page: GET shows a form, POST signs in whoever typed a name and goes back to
+ * the authorization request (only there: never an open redirect). Replace with your login page.
+ */
+function demoLogin(authorizePrefix: string) {
+  return async (request: Request): Promise<Response> => {
+    const returnTo = new URL(request.url).searchParams.get('return_to') ?? '';
+    const back = returnTo.startsWith(authorizePrefix) ? returnTo : '/';
+    if (request.method === 'POST') {
+      const name = new URLSearchParams(await request.text()).get('name') ?? '';
+      if (/^\w{1,32}$/.test(name)) {
+        const cookie = `demo_user=${name}; HttpOnly; SameSite=Lax; Path=/`;
+        return new Response(null, { status: 303, headers: { location: back, 'set-cookie': cookie } });
+      }
+    }
+    const action = `/login?${new URLSearchParams({ return_to: back })}`;
+    const page = `<!doctype html><title>Sign in</title><form method="post" action="${escapeHtml(action)}">
+<label>Name <input name="name" autocomplete="username" required pattern="\\w{1,32}"></label>
+<button type="submit">Sign in</button></form>`;
+    return new Response(page, {
+      status: request.method === 'POST' ? 400 : 200,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'x-frame-options': 'DENY' },
+    });
+  };
+}
+
 /** Builds the app, its authorization server started. `issuer` is the public origin the server is reached at. */
-export async function createMcpExample(issuer = 'http://127.0.0.1:3000'): Promise<McpExample> {
+export async function createMcpExample(
+  issuer = 'http://127.0.0.1:3000',
+  options: McpExampleOptions = {},
+): Promise<McpExample> {
+  const clock = options.clock ?? Date.now;
   // #region server
   const mcpResource = `${issuer}/mcp`;
   const oauth = await createAuthorizationServer({
@@ -101,30 +138,24 @@ export async function createMcpExample(issuer = 'http://127.0.0.1:3000'): Promis
       registry: defineScopes([...oidcScopes, { name: 'notes:read', description: 'Read your notes' }]),
     }),
     // The MCP server is the resource: its metadata is served at
-    // /.well-known/oauth-protected-resource/mcp, and its tokens have aud = <issuer>/mcp.
+    // /.well-known/oauth-protected-resource/mcp, and its tokens have aud = <issuer>/mcp. Its
+    // scopes are the ones its tools need: MCP clients ask for all of them.
     resources: [{ resource: mcpResource, name: 'Notes MCP server', scopes: ['notes:read'] }],
-    // Agents that keep one refresh token in several processes: see "Parallel refreshes".
-    tokens: { refreshGraceSeconds: 5 },
     // MCP clients may identify themselves with an https client_id URL instead of registering.
     clientIdMetadataDocuments: { enabled: true },
+    // Confidential OAuth clients (Python's authlib, Go's x/oauth2) send their secret with HTTP Basic.
+    clientSecretBasic: true,
     authenticate: (request) => {
       const user = /(?:^|;\s*)demo_user=(\w+)/.exec(request.headers.cookie ?? '')?.[1];
-      return user === undefined ? null : { id: user, authTime: Math.floor(Date.now() / 1000) };
+      return user === undefined ? null : { id: user, authTime: Math.floor(clock() / 1000) };
     },
     loginUrl: '/login',
+    ...options, // a test's clock and event listener
   });
   const mcp = mcpEndpoint(oauth.guard({ resource: mcpResource }), new Set([issuer]));
   // #endregion server
 
-  const login = (request: Request): Response => {
-    const returnTo = new URL(request.url).searchParams.get('return_to') ?? '';
-    const safe = returnTo.startsWith(`${issuer}/oauth/authorize?`) ? returnTo : '/';
-    // Stand-in: signs everyone in as ada. Replace with your login page.
-    return new Response(null, {
-      status: 303,
-      headers: { location: safe, 'set-cookie': 'demo_user=ada; HttpOnly; SameSite=Lax; Path=/' },
-    });
-  };
+  const login = demoLogin(`${issuer}/oauth/authorize?`);
   // #region fetch
   const handle = createFetchHandler(oauth, {
     fallback: (request) => {

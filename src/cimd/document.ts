@@ -10,8 +10,11 @@
  *   or an https URI (the document is published by the client's own origin, which vouches for it;
  *   the consent page shows the redirect host next to the client_id host);
  * - `client_name` required (MCP asks for it; the consent page shows it as secondary to the host);
- * - `grant_types` within `authorization_code`/`refresh_token` (RFC 7591 default when absent:
- *   `authorization_code` only, so no refresh tokens unless asked for), `response_types` `code`;
+ * - `grant_types` and `response_types` keep what this server offers (`authorization_code`,
+ *   `refresh_token`; `code`) and drop the rest: a document speaks to every server its client uses
+ *   (VS Code's lists the device grant, Claude's the JWT bearer grant), and RFC 7591 §2 lets a server
+ *   replace values it does not support. What remains must hold `authorization_code` and `code`.
+ *   RFC 7591 default when absent: `authorization_code` only, so no refresh tokens unless asked for;
  * - display fields and URLs follow the same rules as dynamic registration; unknown members are ignored.
  * @see draft-ietf-oauth-client-id-metadata-document-01 §4.1, §4.5, §6.1, §6.2
  * @module
@@ -19,7 +22,12 @@
 import { z } from 'zod';
 import { isOAuthError, OAuthError } from '../core/errors.js';
 import { refuseHostileJson } from '../core/params.js';
-import { clientMetadataFields, displayName, grantTypesProblem } from '../protocol/client-metadata.js';
+import {
+  clientMetadataFields,
+  displayName,
+  grantTypesProblem,
+  SUPPORTED_GRANT_TYPES,
+} from '../protocol/client-metadata.js';
 import { checkRegisteredRedirectUri, isLoopbackRedirect } from '../protocol/redirect-uri.js';
 import { parseScope } from '../protocol/scope.js';
 import type { ClientMetadata } from '../storage/types.js';
@@ -122,9 +130,10 @@ export function validateMetadataDocument(
     }
   });
 
-  const grantTypes = m.grant_types ?? ['authorization_code'];
-  const responseTypes = m.response_types ?? ['code'];
-  const grantProblem = grantTypesProblem(grantTypes, responseTypes);
+  const grantTypes = (m.grant_types ?? ['authorization_code']).filter((g) => SUPPORTED_GRANT_TYPES.has(g));
+  if (!(m.response_types ?? ['code']).includes('code'))
+    throw invalid("response_types must include 'code': this server offers the authorization code flow only");
+  const grantProblem = grantTypesProblem(grantTypes, ['code']);
   if (grantProblem !== undefined) throw invalid(`${grantProblem[0]}: ${grantProblem[1]}`);
 
   let scope: string | undefined;

@@ -37,13 +37,18 @@ export type Principal =
  * import type { GuardRequirement } from 'portcullis';
  *
  * const readCourses: GuardRequirement = { scope: 'courses:read' }; // anonymous passes; a token needs the scope
+ * // A token must carry both; a refusal's challenge names both: scope="courses:read courses:write"
  * const writeCourses: GuardRequirement = { scope: ['courses:read', 'courses:write'], required: true };
  * ```
  * @see RFC 6750 §3.1 (`insufficient_scope`), RFC 9728 §5.1
  * @group Resource Servers (RFC 6750, RFC 9728)
  */
 export interface GuardRequirement {
-  /** Scopes the token must carry (all of them). */
+  /**
+   * Scopes the token must carry, all of them: a list, or one string (space-separated scopes, as
+   * on the wire). A refusal's `insufficient_scope` challenge names every one, so that a client can
+   * ask for all it needs in one authorization (RFC 6750 §3.1; MCP step-up authorization).
+   */
   readonly scope?: string | readonly string[];
   /**
    * True: a request without a token is refused with 401 and a challenge pointing to the
@@ -156,6 +161,13 @@ export interface ResourceGuard {
   check(request: GuardRequest, requirement?: GuardRequirement): Promise<GuardResult>;
 }
 
+/** The scopes of a requirement, each once: a string is read as a space-separated list (RFC 6749 §3.3). */
+function requiredScopes(scope: GuardRequirement['scope']): readonly string[] {
+  if (scope === undefined) return [];
+  const listed = typeof scope === 'string' ? [scope] : scope;
+  return [...new Set(listed.flatMap((s) => s.split(' ')).filter((s) => s !== ''))];
+}
+
 function headerRecord(headers: GuardRequest['headers']): Record<string, string | undefined> {
   const authorization = headers.authorization;
   return { authorization: Array.isArray(authorization) ? authorization.join(', ') : authorization };
@@ -201,12 +213,7 @@ export function createResourceGuard(options: ResourceGuardOptions): ResourceGuar
   return {
     resource,
     async check(request, requirement = {}) {
-      const needed =
-        requirement.scope === undefined
-          ? []
-          : typeof requirement.scope === 'string'
-            ? [requirement.scope]
-            : requirement.scope;
+      const needed = requiredScopes(requirement.scope);
       let credential: ReturnType<typeof readBearer>;
       try {
         credential = readBearer(headerRecord(request.headers));

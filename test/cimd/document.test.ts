@@ -122,7 +122,6 @@ describe('CIMD-04 malformed documents are refused', () => {
     ['a javascript: logo_uri', { logo_uri: 'javascript:alert(1)' }, 'logo_uri'],
     ['an http client_uri', { client_uri: 'http://client.example/' }, 'client_uri'],
     ['the implicit grant', { grant_types: ['implicit'] }, 'grant_types'],
-    ['client_credentials', { grant_types: ['authorization_code', 'client_credentials'] }, 'grant_types'],
     ['refresh_token without authorization_code', { grant_types: ['refresh_token'] }, 'grant_types'],
     ['response type token', { response_types: ['token'] }, 'response_types'],
     ['an unknown application_type', { application_type: 'service' }, 'application_type'],
@@ -133,6 +132,35 @@ describe('CIMD-04 malformed documents are refused', () => {
       'at most 10',
     ],
   ])('refuses %s', async (_name, extra, reason) => {
+    expect(await refusedWith(validDocument(CLIENT_ID, extra))).toContain(reason);
+  });
+});
+
+describe('grant and response types this server does not offer (RFC 7591 §2)', () => {
+  it('drops them from a document that also lists the code flow, as VS Code and Claude publish theirs', async () => {
+    const resolved = await setup(
+      validDocument(CLIENT_ID, {
+        grant_types: [
+          'authorization_code',
+          'refresh_token',
+          'urn:ietf:params:oauth:grant-type:device_code',
+          'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        ],
+        response_types: ['code', 'token'],
+      }),
+    ).resolve(CLIENT_ID);
+    expect(resolved?.metadata.grant_types).toEqual(['authorization_code', 'refresh_token']);
+    expect(resolved?.metadata.response_types).toEqual(['code']);
+  });
+
+  it.each([
+    [
+      'only the device grant',
+      { grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] },
+      'grant_types',
+    ],
+    ['client_credentials only', { grant_types: ['client_credentials'] }, 'grant_types'],
+  ])('still refuses a document with %s: nothing of the code flow is left', async (_name, extra, reason) => {
     expect(await refusedWith(validDocument(CLIENT_ID, extra))).toContain(reason);
   });
 });

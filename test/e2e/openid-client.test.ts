@@ -51,7 +51,10 @@ describe.each(Object.keys(ADAPTERS))('openid-client end to end through the %s ad
       // openid-client checks iat/exp against the real clock.
       options: {
         issuer,
-        resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }],
+        resources: [
+          { resource: issuer, scopes: ['openid', 'profile', 'email', 'courses:read'] },
+          { resource: `${issuer}/mcp`, scopes: [] },
+        ],
         clock: Date.now,
         // Reuse is detected at once, without waiting out the refresh grace window on the real clock.
         tokens: { refreshGraceSeconds: 0 },

@@ -57,7 +57,14 @@ class AgentProvider {
   async redirectToAuthorization(url: URL) {
     this.authorizationUrl = url;
     const toLogin = await fetch(url, { redirect: 'manual' });
-    const login = await fetch(toLogin.headers.get('location')!, { redirect: 'manual' });
+    const loginPage = new URL(toLogin.headers.get('location')!, url);
+    expect((await fetch(loginPage)).status).toBe(200);
+    const login = await fetch(loginPage, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'ada' }),
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const page = await fetch(login.headers.get('location')!, { headers: { cookie } });
     const html = await page.text();
@@ -140,6 +147,34 @@ describe('examples/mcp-server with the MCP SDK client', () => {
       authorization_servers: [origin],
       scopes_supported: ['notes:read'],
     });
+  });
+
+  it('the sign-in page returns only to the authorization endpoint, never elsewhere (open redirect)', async () => {
+    const signIn = (returnTo: string) =>
+      fetch(`${origin}/login?${new URLSearchParams({ return_to: returnTo })}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name: 'ada' }),
+      });
+    const back = await signIn(`${origin}/oauth/authorize?request_id=x`);
+    expect(back.headers.get('location')).toBe(`${origin}/oauth/authorize?request_id=x`);
+    for (const elsewhere of [
+      'https://attacker.example/',
+      `${origin}.attacker.example/oauth/authorize?`,
+      '//x',
+    ]) {
+      expect((await signIn(elsewhere)).headers.get('location')).toBe('/');
+    }
+    // A name that is not one is asked again, without a session.
+    const refused = await fetch(`${origin}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: '<script>' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('set-cookie')).toBeNull();
   });
 
   it('refuses a foreign Origin', async () => {

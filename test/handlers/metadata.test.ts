@@ -422,7 +422,13 @@ describe('metadata that follows the options', () => {
 
   it('an issuer with a path: RFC 8414 inserts the well-known segment, OIDC Discovery appends it (RFC 8414 §3.1; OIDC Discovery §4)', async () => {
     const issuer = `${ISSUER}/tenant`;
-    const h = await harness({ issuer, resources: [{ resource: issuer }, { resource: `${issuer}/mcp` }] });
+    const h = await harness({
+      issuer,
+      resources: [
+        { resource: issuer, scopes: ['openid'] },
+        { resource: `${issuer}/mcp`, scopes: [] },
+      ],
+    });
     const as = await getDoc(h, `${AS_PATH}/tenant`);
     const oidc = await getDoc(h, `/tenant${OIDC_PATH}`);
     for (const doc of [as, oidc]) {

@@ -116,12 +116,17 @@ export class Harness {
   }
 
   #serverOptions(overrides: Partial<AuthorizationServerOptions> = {}): AuthorizationServerOptions {
+    const scopePolicy = overrides.scopePolicy ?? createScopePolicy({ registry: courseSchoolScopes });
     return {
       issuer: ISSUER,
       storage: this.storage,
       paths: SPEC_PATHS,
-      scopePolicy: createScopePolicy({ registry: courseSchoolScopes }),
-      resources: [{ resource: ISSUER }, { resource: `${ISSUER}/mcp` }],
+      scopePolicy,
+      // As the reference server: the API uses every scope, the anonymous MCP catalog none.
+      resources: [
+        { resource: ISSUER, scopes: scopePolicy.supported },
+        { resource: `${ISSUER}/mcp`, scopes: [] },
+      ],
       clock: this.clock.ms,
       loginUrl: '/login',
       authenticate: (request: OAuthRequest) => {

@@ -58,7 +58,14 @@ describe('Resource-server guard (RFC 6750, RFC 9728, spec §5.5)', () => {
   let mcp: ResourceGuard;
   beforeEach(async () => {
     h = await Harness.start({
-      options: { keys: TEST_KEYS, resources: [{ resource: ISSUER }, { resource: MCP }, { resource: OTHER }] },
+      options: {
+        keys: TEST_KEYS,
+        resources: [
+          { resource: ISSUER, scopes: ['openid', 'courses:read', 'account:read'] },
+          { resource: MCP, scopes: [] },
+          { resource: OTHER, scopes: [] },
+        ],
+      },
     });
     root = h.server.guard({ resource: ISSUER });
     mcp = h.server.guard({ resource: MCP });
@@ -183,6 +190,27 @@ describe('Resource-server guard (RFC 6750, RFC 9728, spec §5.5)', () => {
       expect(
         principalOf(await root.check(auth(`Bearer ${token}`), { scope: ['courses:read', 'openid'] })),
       ).toMatchObject({ anonymous: false });
+    });
+
+    it("names the scopes the operation needs, not the token's others, so the client can step up in one authorization (RFC 6750 §3.1; MCP SEP-2350)", async () => {
+      const token = await tokenFor(h); // scope: openid courses:read
+      // Written as on the wire, once with a duplicate: each needed scope is named once.
+      for (const scope of ['courses:read account:read', ['courses:read account:read', 'account:read']]) {
+        const r = refusal(await root.check(auth(`Bearer ${token}`), { scope, required: true }));
+        expect(r.status).toBe(403);
+        expect(r.challenge).toEqual({
+          error: 'insufficient_scope',
+          error_description: 'this operation needs the scope courses:read account:read',
+          scope: 'courses:read account:read',
+          resource_metadata: ROOT_METADATA,
+        });
+      }
+      // The same string requirement passes once the token has both.
+      const both = (await h.tokens({}, { scope: 'openid courses:read account:read' })).body
+        .access_token as string;
+      expect(
+        principalOf(await root.check(auth(`Bearer ${both}`), { scope: 'courses:read account:read' })),
+      ).toMatchObject({ anonymous: false, scope: ['openid', 'courses:read', 'account:read'] });
     });
   });
 

@@ -55,6 +55,14 @@ export interface CourseSchoolOAuth {
 }
 
 /**
+ * The scopes of `/mcp`, as its metadata lists them: the reads of the catalog its tools show
+ * (courses with their outline, membership plans), the scopes the API's public catalog routes take.
+ * Its tools need no sign-in, so these are what a client that signs in anyway asks for; never the
+ * school's administration or write scopes.
+ */
+export const MCP_SCOPES: readonly string[] = ['courses:read', 'membership_plans:read'];
+
+/**
  * Creates and starts the authorization server of the course school: the one place the library is
  * created.
  */
@@ -79,12 +87,19 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
         return scope.filter((s) => byRole[user.role].has(s));
       },
     }),
+    // Each resource's metadata lists the scopes it uses: MCP clients ask for exactly those.
     resources: [
-      { resource: deps.issuer, name: `${deps.title} API`, documentation: `${deps.issuer}/auth.md` },
+      {
+        resource: deps.issuer,
+        name: `${deps.title} API`,
+        documentation: `${deps.issuer}/auth.md`,
+        scopes: SCOPE_NAMES,
+      },
       {
         resource: `${deps.issuer}/mcp`,
         name: `${deps.title} MCP server`,
         documentation: `${deps.issuer}/auth.md`,
+        scopes: MCP_SCOPES,
       },
     ],
     async authenticate(request) {
