@@ -23,7 +23,8 @@
  * Exit code: 0 when every version passed, 1 otherwise.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { assertLinuxX64, ensureRuntime, NODE_NEWEST, nodeRuntime, root } from './runtime-binaries.mjs';
 
@@ -86,18 +87,51 @@ try {
   process.exit(1);
 }
 
-/** Runs vitest with `binary`; resolves to the exit code. */
+/**
+ * Runs vitest with `binary`; resolves to its exit code and the names of the tests that failed,
+ * read from vitest's JSON report, so the summary at the end of a long log names them.
+ */
 function runVitest(binary, args) {
+  const reportDir = mkdtempSync(join(tmpdir(), 'node-versions-'));
+  const report = join(reportDir, 'report.json');
   return new Promise((resolvePromise) => {
-    const child = spawn(binary, [vitest, 'run', ...args], {
-      cwd: root,
-      stdio: 'inherit',
-      // Workers (pool: forks) and anything the tests spawn as `node` get the same binary.
-      env: { ...process.env, PATH: `${dirname(binary)}:${process.env.PATH ?? ''}` },
-    });
-    child.on('exit', (code, signal) => resolvePromise(code ?? (signal === null ? 1 : 128)));
-    child.on('error', () => resolvePromise(1));
+    const child = spawn(
+      binary,
+      [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        // Workers (pool: forks) and anything the tests spawn as `node` get the same binary.
+        env: { ...process.env, PATH: `${dirname(binary)}:${process.env.PATH ?? ''}` },
+      },
+    );
+    const settle = (code) => {
+      const failures = failedTests(report);
+      rmSync(reportDir, { recursive: true, force: true });
+      resolvePromise({ code, failures });
+    };
+    child.on('exit', (code, signal) => settle(code ?? (signal === null ? 1 : 128)));
+    child.on('error', () => settle(1));
   });
+}
+
+/** The failed tests (or suites that failed to load) of a vitest JSON report, as `file > name`. */
+function failedTests(report) {
+  if (!existsSync(report)) return [];
+  try {
+    const { testResults = [] } = JSON.parse(readFileSync(report, 'utf8'));
+    return testResults.flatMap((file) => {
+      const path = file.name.startsWith(root) ? file.name.slice(root.length + 1) : file.name;
+      const tests = (file.assertionResults ?? [])
+        .filter((test) => test.status === 'failed')
+        .map((test) => `${path} > ${test.fullName}`);
+      return tests.length > 0 || file.status !== 'failed'
+        ? tests
+        : [`${path} (${(file.message || 'failed to run').split('\n')[0]})`];
+    });
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -142,19 +176,21 @@ for (const version of VERSIONS) {
   const started = performance.now();
   let tests = 'failed';
   let load = dist === undefined ? 'skipped' : 'failed';
+  let failures = [];
   try {
     const { binary } = ensureRuntime(nodeRuntime(version));
     const reported = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim();
     if (reported !== `v${version}`) throw new Error(`${binary} reports ${reported}, expected v${version}`);
     const args = argsFor(version);
     console.log(`\n=== Node ${reported}: vitest run ${args.join(' ')}`);
-    const code = await runVitest(binary, args);
-    tests = code === 0 ? 'passed' : `failed (exit ${code})`;
+    const run = await runVitest(binary, args);
+    tests = run.code === 0 ? 'passed' : `failed (exit ${run.code})`;
+    failures = run.failures;
     if (dist !== undefined) load = loadDist(binary, dist);
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
   }
-  results.push({ version, tests, load, seconds: (performance.now() - started) / 1000 });
+  results.push({ version, tests, load, failures, seconds: (performance.now() - started) / 1000 });
 }
 
 console.log('\nNode versions     unit tests  dist import/require  time');
@@ -162,6 +198,9 @@ for (const { version, tests, load, seconds } of results) {
   console.log(
     `  Node ${version.padEnd(10)}  ${tests.padEnd(10)}  ${load.padEnd(19)}  ${seconds.toFixed(1)} s`,
   );
+}
+for (const { version, failures } of results) {
+  for (const failure of failures) console.log(`  failed on Node ${version}: ${failure}`);
 }
 const failed = results.filter((r) => r.tests !== 'passed' || r.load === 'failed').length;
 console.log(`Node versions: ${results.length - failed} of ${results.length} passed`);
