@@ -208,7 +208,7 @@ describe('SQLite storage', () => {
       expect(migrateSqlite(db, NOW)).toEqual({
         fromVersion: 0,
         toVersion: LATEST_SQLITE_VERSION,
-        applied: [1],
+        applied: SQLITE_MIGRATIONS.map((m) => m.version),
       });
       const storage = sqliteStorage({ database: db });
       const client = fixtures.client();
