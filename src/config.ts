@@ -7,6 +7,8 @@
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
+import { createDpopNonceSource, type DpopNonceSource } from './protocol/dpop-nonce.js';
+import type { SignatureAlgorithm } from './protocol/public-jwk.js';
 import type { ClientRecord } from './storage/types.js';
 
 /** A protected resource with its metadata URL. */
@@ -75,6 +77,13 @@ export interface ServerConfig extends Readonly<AsParsed> {
   readonly introspection: {
     readonly enabled: boolean;
     readonly callers: readonly ResolvedIntrospectionCaller[];
+  };
+  /** DPoP (RFC 9449): whether proofs are read, which algorithms, the `iat` window, the nonce source when nonces are on. */
+  readonly dpop: {
+    readonly enabled: boolean;
+    readonly algorithms: readonly SignatureAlgorithm[];
+    readonly iatWindowSeconds: number;
+    readonly nonces: DpopNonceSource | undefined;
   };
   /** Token audiences UserInfo accepts: the issuer, then `userinfo.audiences`. */
   readonly userinfoAudiences: readonly string[];
@@ -199,6 +208,19 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     tokens: options.tokens,
     keys: { ...options.keys, idTokenAlgs },
     introspection: { enabled: options.introspection.enabled, callers },
+    dpop: {
+      enabled: options.dpop.enabled,
+      algorithms: options.dpop.algorithms,
+      iatWindowSeconds: options.dpop.iatWindowSeconds,
+      nonces:
+        options.dpop.nonces === undefined
+          ? undefined
+          : createDpopNonceSource({
+              secret: options.dpop.nonces.secret,
+              windowSeconds: options.dpop.nonces.windowSeconds,
+              clock: options.clock,
+            }),
+    },
     userinfoAudiences: [issuer, ...options.userinfo.audiences],
     consent: options.consent,
     clientIdMetadataDocuments: options.clientIdMetadataDocuments,

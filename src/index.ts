@@ -35,6 +35,8 @@ export type {
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
+  DpopNonceSettings,
+  DpopOptions,
   EndpointPaths,
   IntrospectionCaller,
   IntrospectionOptions,
