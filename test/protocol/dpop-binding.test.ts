@@ -42,20 +42,20 @@ function proofOf(jkt: string): VerifiedDpopProof {
 }
 
 describe('resourceChallenge (RFC 9449 §7.1, §7.2)', () => {
-  it('offers DPoP with algs, and Bearer when bearer tokens are accepted', () => {
+  it('offers DPoP with algs, and Bearer first when bearer tokens are accepted', () => {
     expect(resourceChallenge(BOTH)).toBe(
-      `DPoP algs="ES256 EdDSA", resource_metadata="${RM}", Bearer resource_metadata="${RM}"`,
+      `Bearer resource_metadata="${RM}", DPoP algs="ES256 EdDSA", resource_metadata="${RM}"`,
     );
     expect(resourceChallenge(DPOP_ONLY)).toBe('DPoP algs="ES256"');
   });
 
   it("puts the error in the challenge of the client's scheme only", () => {
     expect(resourceChallenge(BOTH, { code: 'invalid_token', description: 'expired', scheme: 'Bearer' })).toBe(
-      `DPoP algs="ES256 EdDSA", resource_metadata="${RM}", ` +
-        `Bearer resource_metadata="${RM}", error="invalid_token", error_description="expired"`,
+      `Bearer resource_metadata="${RM}", error="invalid_token", error_description="expired", ` +
+        `DPoP algs="ES256 EdDSA", resource_metadata="${RM}"`,
     );
     expect(resourceChallenge(BOTH, { code: 'invalid_token', scheme: 'DPoP' })).toBe(
-      `DPoP algs="ES256 EdDSA", resource_metadata="${RM}", error="invalid_token", Bearer resource_metadata="${RM}"`,
+      `Bearer resource_metadata="${RM}", DPoP algs="ES256 EdDSA", resource_metadata="${RM}", error="invalid_token"`,
     );
   });
 });
@@ -80,7 +80,7 @@ describe('readAccessTokenCredential (RFC 9449 §7.1; RFC 6750 §2.1)', () => {
     const error = thrown(() => readAccessTokenCredential(header, challenges));
     expect(error.code).toBe(code);
     expect(error.status).toBe(status);
-    expect(error.headers['www-authenticate']).toMatch(/^DPoP algs="/);
+    expect(error.headers['www-authenticate']).toMatch(/(^|, )DPoP algs="/);
   });
 });
 
@@ -113,7 +113,7 @@ describe('checkAccessTokenBinding (DPOP-03)', () => {
     expect(error.code).toBe('invalid_token');
     expect(error.status).toBe(401);
     expect(error.headers['www-authenticate']).toMatch(
-      /^DPoP algs="ES256 EdDSA", resource_metadata="[^"]+", error="invalid_token"/,
+      /, DPoP algs="ES256 EdDSA", resource_metadata="[^"]+", error="invalid_token"/,
     );
   });
 
