@@ -95,12 +95,13 @@ export function resourceChallenge(
 ): string {
   const params = challenges.params ?? {};
   const errorParams = error === undefined ? {} : { error: error.code, error_description: error.description };
+  // The error first, as RFC 6750 §3 writes it (and as this library's Bearer challenges always were).
   const dpop = dpopChallenge(
     challenges.algs,
-    error?.scheme === 'DPoP' ? { ...params, ...errorParams } : params,
+    error?.scheme === 'DPoP' ? { ...errorParams, ...params } : params,
   );
   if (!challenges.bearer) return dpop;
-  const bearer = bearerChallenge(error?.scheme === 'Bearer' ? { ...params, ...errorParams } : params);
+  const bearer = bearerChallenge(error?.scheme === 'Bearer' ? { ...errorParams, ...params } : params);
   return `${bearer}, ${dpop}`;
 }
 
