@@ -111,6 +111,21 @@ describe('DPoP token requests (RFC 9449 §5)', () => {
     expect(legit.status, legit.body).toBe(200);
   });
 
+  it("DPOP-02 a public client's unbound refresh token becomes bound to the key of its first refresh with a proof", async () => {
+    await start();
+    const dpop = await dpopClient(() => h.clock.now());
+    const client = await h.register();
+    const { response } = await exchangeWith(client, undefined);
+    const refreshed = await refreshWith(
+      client,
+      String(json(response).refresh_token),
+      await dpop.proof('POST', TOKEN_URL),
+    );
+    expect(json(refreshed).token_type).toBe('DPoP');
+    const successor = String(json(refreshed).refresh_token);
+    expectError(await refreshWith(client, successor, undefined), 'invalid_dpop_proof');
+  });
+
   it("DPOP-02 a confidential client's refresh token is not bound (its secret binds it), its access tokens are", async () => {
     await start();
     const dpop = await dpopClient(() => h.clock.now());
