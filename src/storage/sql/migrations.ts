@@ -258,7 +258,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 3, applied: [1, 2, 3] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 5] }
  * ```
  */
 export async function migrateSchema(
