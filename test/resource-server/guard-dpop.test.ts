@@ -4,6 +4,7 @@
  * check and the Fetch adapter), UserInfo, and introspection; and the attacks: a proof replayed, for
  * another URL or method, by another key, with the hash of another token, a bound token as Bearer.
  */
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withGuard } from '../../src/adapters/fetch.js';
@@ -117,6 +118,18 @@ describe('a DPoP client end to end (RFC 9449 §5, §7; DPOP-02, DPOP-03)', () =>
     expect(r.status).toBe(401);
     expect(parseBearerChallenge(r.challenge).params.resource_metadata).toBeDefined();
     expect(parseDpopChallenge(r.challenge).params.algs).toBe('ES256 EdDSA RS256 PS256 ES384 Ed25519');
+  });
+
+  it('DPOP-03 the MCP SDK still reads resource_metadata and scope from the challenge with DPoP in it', async () => {
+    const result = await guard.check(
+      { headers: {}, method: 'POST', url: '/mcp' },
+      { scope: 'courses:read', required: true },
+    );
+    if (result.ok) throw new Error('expected a refusal');
+    const response = new Response(null, { status: 401, headers: result.response.headers });
+    const params = extractWWWAuthenticateParams(response);
+    expect(params.resourceMetadataUrl?.href).toBe(`${ISSUER}/.well-known/oauth-protected-resource`);
+    expect(params.scope).toBe('courses:read');
   });
 
   it('DPOP-03 attack: a DPoP-bound token presented as Bearer → 401 invalid_token', async () => {
