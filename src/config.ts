@@ -129,6 +129,9 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
         application_type: c.redirectUris.every((u) => u.startsWith('http://')) ? 'native' : 'web',
         ...(c.clientName === undefined ? {} : { client_name: c.clientName }),
         ...(c.scope === undefined ? {} : { scope: c.scope }),
+        ...(c.dpopBoundAccessTokens === undefined
+          ? {}
+          : { dpop_bound_access_tokens: c.dpopBoundAccessTokens }),
       },
       origin: 'static',
       createdAt: 0,

@@ -115,6 +115,11 @@ const staticClientSchema = z
      * the `clientSecretBasic` option.
      */
     tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+    /**
+     * True: every token request of this client must carry a DPoP proof, so its tokens are always
+     * bound to its key (`dpop_bound_access_tokens`, RFC 9449 §5.2). Default: proofs are optional.
+     */
+    dpopBoundAccessTokens: z.boolean().optional(),
   })
   .superRefine((client, ctx) => {
     client.redirectUris.forEach((uri, index) => {

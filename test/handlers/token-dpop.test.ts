@@ -6,7 +6,7 @@
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DpopTestClient, dpopClient } from '../helpers/dpop.js';
-import { Harness, type HarnessOptions, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
+import { CB, Harness, type HarnessOptions, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
 import type { TestResponse } from '../helpers/transports.js';
 import { hmacSigned, unsigned } from '../protocol/key-fixtures.js';
 
@@ -145,6 +145,15 @@ describe('DPoP token requests (RFC 9449 §5)', () => {
     const dpop = await dpopClient(() => h.clock.now());
     const { response: bound } = await exchangeWith(client, await dpop.proof('POST', TOKEN_URL));
     expect(json(bound).token_type).toBe('DPoP');
+  });
+
+  it('DPOP-02 a configured client with dpopBoundAccessTokens must send a proof', async () => {
+    await start({ clients: [{ clientId: 'agent', redirectUris: [CB], dpopBoundAccessTokens: true }] });
+    const client = { client_id: 'agent', redirect_uris: [CB] } as RegisteredClient;
+    expectError((await exchangeWith(client, undefined)).response, 'invalid_dpop_proof');
+    const dpop = await dpopClient(() => h.clock.now());
+    const { response } = await exchangeWith(client, await dpop.proof('POST', TOKEN_URL));
+    expect(json(response).token_type).toBe('DPoP');
   });
 
   it('DPOP-02 dpop_bound_access_tokens must be a boolean', async () => {
