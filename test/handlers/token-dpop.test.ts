@@ -5,6 +5,8 @@
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
+import { memoryReplayStore } from '../../src/protocol/replay-store.js';
+import { memoryStorage } from '../../src/storage/memory.js';
 import { type DpopTestClient, dpopClient } from '../helpers/dpop.js';
 import { CB, Harness, type HarnessOptions, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
 import type { TestResponse } from '../helpers/transports.js';
@@ -260,6 +262,26 @@ describe('DPoP proofs at the token endpoint: attacks (RFC 9449 §4.3, §11; DPOP
     const dpop = await dpopClient(() => h.clock.now());
     const proofs = [await dpop.proof('POST', TOKEN_URL), await dpop.proof('POST', TOKEN_URL)];
     expectError((await exchangeWith(await h.register(), proofs.join(', '))).response, 'invalid_dpop_proof');
+  });
+});
+
+describe('the replay store (RFC 9449 §11.1)', () => {
+  it("DPOP-01 proofs are recorded in the storage's replay store when it has one, shared by every instance", async () => {
+    const keys: string[] = [];
+    const shared = memoryReplayStore();
+    const replay = {
+      checkAndStore: (key: string, expiresAt: number, now: number) => {
+        keys.push(key);
+        return shared.checkAndStore(key, expiresAt, now);
+      },
+    };
+    h = await Harness.start({ storage: Object.assign(memoryStorage(), { replay }) });
+    const dpop = await dpopClient(() => h.clock.now());
+    const proof = await dpop.proof('POST', TOKEN_URL);
+    expect((await exchangeWith(await h.register(), proof)).response.status).toBe(200);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^dpop:[A-Za-z0-9_-]{43}$/);
+    expectError((await exchangeWith(await h.register(), proof)).response, 'invalid_dpop_proof');
   });
 });
 
