@@ -7,6 +7,8 @@
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
+import { createDpopNonceSource, type DpopNonceSource } from './protocol/dpop-nonce.js';
+import type { SignatureAlgorithm } from './protocol/public-jwk.js';
 import type { ClientRecord } from './storage/types.js';
 
 /** A protected resource with its metadata URL. */
@@ -76,6 +78,13 @@ export interface ServerConfig extends Readonly<AsParsed> {
     readonly enabled: boolean;
     readonly callers: readonly ResolvedIntrospectionCaller[];
   };
+  /** DPoP (RFC 9449): whether proofs are read, which algorithms, the `iat` window, the nonce source when nonces are on. */
+  readonly dpop: {
+    readonly enabled: boolean;
+    readonly algorithms: readonly SignatureAlgorithm[];
+    readonly iatWindowSeconds: number;
+    readonly nonces: DpopNonceSource | undefined;
+  };
   /** Token audiences UserInfo accepts: the issuer, then `userinfo.audiences`. */
   readonly userinfoAudiences: readonly string[];
   /** Whether `https` client ids resolve through their metadata documents. */
@@ -120,6 +129,9 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
         application_type: c.redirectUris.every((u) => u.startsWith('http://')) ? 'native' : 'web',
         ...(c.clientName === undefined ? {} : { client_name: c.clientName }),
         ...(c.scope === undefined ? {} : { scope: c.scope }),
+        ...(c.dpopBoundAccessTokens === undefined
+          ? {}
+          : { dpop_bound_access_tokens: c.dpopBoundAccessTokens }),
       },
       origin: 'static',
       createdAt: 0,
@@ -199,6 +211,19 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     tokens: options.tokens,
     keys: { ...options.keys, idTokenAlgs },
     introspection: { enabled: options.introspection.enabled, callers },
+    dpop: {
+      enabled: options.dpop.enabled,
+      algorithms: options.dpop.algorithms,
+      iatWindowSeconds: options.dpop.iatWindowSeconds,
+      nonces:
+        options.dpop.nonces === undefined
+          ? undefined
+          : createDpopNonceSource({
+              secret: options.dpop.nonces.secret,
+              windowSeconds: options.dpop.nonces.windowSeconds,
+              clock: options.clock,
+            }),
+    },
     userinfoAudiences: [issuer, ...options.userinfo.audiences],
     consent: options.consent,
     clientIdMetadataDocuments: options.clientIdMetadataDocuments,

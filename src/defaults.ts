@@ -71,6 +71,12 @@ export const DEFAULTS = deepFreeze({
   },
   keys: { idTokenAlg: 'RS256', accessTokenAlg: 'ES256', refreshIntervalSeconds: 60 },
   introspection: { enabled: true, callers: [] },
+  dpop: {
+    enabled: true,
+    algorithms: ['ES256', 'EdDSA', 'RS256', 'PS256', 'ES384', 'Ed25519'],
+    iatWindowSeconds: 60,
+    nonces: { windowSeconds: 300 },
+  },
   userinfo: { audiences: [] },
   consent: { remember: true },
   clientIdMetadataDocuments: {

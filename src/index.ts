@@ -35,6 +35,8 @@ export type {
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
+  DpopNonceSettings,
+  DpopOptions,
   EndpointPaths,
   IntrospectionCaller,
   IntrospectionOptions,
@@ -54,7 +56,21 @@ export type {
 } from './protocol/client-address.js';
 export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
+export type { DpopProofOptions, DpopRequest, VerifiedDpopProof } from './protocol/dpop.js';
+export { dpopChallenge, verifyDpopProof } from './protocol/dpop.js';
+export type { AccessTokenCredential, ResourceChallenges } from './protocol/dpop-binding.js';
+export {
+  checkAccessTokenBinding,
+  readAccessTokenCredential,
+  resourceChallenge,
+} from './protocol/dpop-binding.js';
+export type { DpopNonceOptions, DpopNonceSource } from './protocol/dpop-nonce.js';
+export { createDpopNonceSource } from './protocol/dpop-nonce.js';
+export type { PublicJwk, SignatureAlgorithm } from './protocol/public-jwk.js';
+export type { MemoryReplayStoreOptions, ReplayStore } from './protocol/replay-store.js';
+export { memoryReplayStore } from './protocol/replay-store.js';
 export type {
+  GuardDpopOptions,
   GuardRequest,
   GuardRequirement,
   GuardResult,

@@ -115,6 +115,11 @@ const staticClientSchema = z
      * the `clientSecretBasic` option.
      */
     tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+    /**
+     * True: every token request of this client must carry a DPoP proof, so its tokens are always
+     * bound to its key (`dpop_bound_access_tokens`, RFC 9449 §5.2). Default: proofs are optional.
+     */
+    dpopBoundAccessTokens: z.boolean().optional(),
   })
   .superRefine((client, ctx) => {
     client.redirectUris.forEach((uri, index) => {
@@ -219,6 +224,38 @@ const introspectionSchema = z.strictObject({
   enabled: z.boolean().default(DEFAULTS.introspection.enabled),
   /** Resource servers that may introspect tokens whose audience includes one of their resources. */
   callers: list(introspectionCallerSchema).default(DEFAULTS.introspection.callers),
+});
+
+const dpopNoncesSchema = z.strictObject({
+  /**
+   * The HMAC key nonces are made with: at least 32 characters, the same on every instance (a nonce
+   * issued by one is accepted by all). Keep it with your other secrets.
+   */
+  secret: z.string().min(32, 'must be at least 32 characters'),
+  /** Length of a nonce window, in seconds: a nonce is accepted for one to two windows. */
+  windowSeconds: z.number().int().min(10).max(3600).default(DEFAULTS.dpop.nonces.windowSeconds),
+});
+
+const dpopSchema = z.strictObject({
+  /**
+   * Accept DPoP proofs (RFC 9449) at the token endpoint, UserInfo and `server.guard(...)`, and
+   * advertise `dpop_signing_alg_values_supported`. A client that sends no proof gets bearer tokens
+   * as before; false ignores the `DPoP` header (tokens are never bound).
+   */
+  enabled: z.boolean().default(DEFAULTS.dpop.enabled),
+  /** The proof algorithms accepted and advertised (asymmetric only). */
+  algorithms: list(z.enum(['ES256', 'EdDSA', 'RS256', 'PS256', 'ES384', 'Ed25519']), 1).default([
+    ...DEFAULTS.dpop.algorithms,
+  ]),
+  /** How far a proof's `iat` may be from now, either way, in seconds. */
+  iatWindowSeconds: z.number().int().min(5).max(300).default(DEFAULTS.dpop.iatWindowSeconds),
+  /**
+   * Server nonces (RFC 9449 §8, §9): when set, every proof must carry a current nonce, which the
+   * server hands out in `DPoP-Nonce` headers (a proof without one is answered `use_dpop_nonce`).
+   * Off by default: nonces cost each client one extra round trip, and the `iat` window with the
+   * replay store already bounds what a stolen proof is worth.
+   */
+  nonces: dpopNoncesSchema.optional(),
 });
 
 const userinfoSchema = z.strictObject({
@@ -414,6 +451,8 @@ export const optionsSchema = z
     keys: keysSchema.prefault({}),
     /** Token introspection (RFC 7662). */
     introspection: introspectionSchema.prefault({}),
+    /** DPoP, sender-constrained tokens (RFC 9449). */
+    dpop: dpopSchema.prefault({}),
     /** The UserInfo endpoint: which token audiences it accepts (OIDC Core §5.3). */
     userinfo: userinfoSchema.prefault({}),
     /** Consent page and memory. */
@@ -693,6 +732,45 @@ export interface IntrospectionCaller extends z.input<typeof introspectionCallerS
  * @group Token Introspection (RFC 7662)
  */
 export interface IntrospectionOptions extends z.input<typeof introspectionSchema> {}
+
+/**
+ * DPoP (RFC 9449): tokens bound to a key the client holds, so that a stolen access or refresh token
+ * is useless without that key. Defaults: {@link DEFAULTS}`.dpop` (on, every supported algorithm,
+ * no nonces). A client opts in per request by sending a `DPoP` proof, or always with the
+ * `dpop_bound_access_tokens` client metadata.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   dpop: {
+ *     algorithms: ['ES256', 'EdDSA'],
+ *     // Proofs must carry a server nonce; every instance shares the secret.
+ *     nonces: { secret: process.env.DPOP_NONCE_SECRET ?? 'a shared secret of at least 32 characters' },
+ *   },
+ * });
+ * ```
+ * @see RFC 9449 §5 (token requests), §7 (resources), §8 and §9 (nonces)
+ * @group DPoP (RFC 9449)
+ */
+export interface DpopOptions extends z.input<typeof dpopSchema> {}
+
+/**
+ * Server nonces of DPoP proofs (RFC 9449 §8, §9). See {@link DpopOptions}.
+ *
+ * @example
+ * ```ts
+ * import type { DpopNonceSettings } from 'portcullis';
+ *
+ * const nonces: DpopNonceSettings = { secret: 'a shared secret of at least 32 characters', windowSeconds: 120 };
+ * ```
+ * @see RFC 9449 §8
+ * @group DPoP (RFC 9449)
+ */
+export interface DpopNonceSettings extends z.input<typeof dpopNoncesSchema> {}
 
 /**
  * The UserInfo endpoint (OIDC Core §5.3). Defaults: {@link DEFAULTS}`.userinfo`.

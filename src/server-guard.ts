@@ -4,11 +4,12 @@
  * metadata.
  * @module
  */
-import { createResourceGuard, type ResourceGuard } from './resource-server/guard.js';
+import { createResourceGuard, type GuardDpopOptions, type ResourceGuard } from './resource-server/guard.js';
 import type { ServerContext } from './server-context.js';
 
 /**
- * The guard of `resource`.
+ * The guard of `resource`. DPoP-bound tokens are checked with the server's DPoP settings: its
+ * algorithms, `iat` window, nonces, and the replay store of its storage.
  *
  * @throws TypeError when `resource` is not one of the configured resources
  */
@@ -19,5 +20,18 @@ export function serverGuard(ctx: ServerContext, resource: string): ResourceGuard
     resource,
     verifier: ctx.verifier,
     ...(configured.metadataUrl === undefined ? {} : { resourceMetadataUrl: configured.metadataUrl }),
+    dpop: dpopProofOptionsOf(ctx),
   });
+}
+
+function dpopProofOptionsOf(ctx: ServerContext): GuardDpopOptions | false {
+  const { dpop, runtime } = ctx.config;
+  if (!dpop.enabled) return false;
+  return {
+    algorithms: dpop.algorithms,
+    replayStore: ctx.replayStore,
+    nonces: dpop.nonces,
+    iatWindowSeconds: dpop.iatWindowSeconds,
+    clock: runtime.clock,
+  };
 }

@@ -131,9 +131,10 @@ export interface AuthorizationServer {
    *
    * const oauth = await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage() });
    * const guard = oauth.guard({ resource: 'https://auth.example.com' });
-   * const result = await guard.check({ headers: {} }, { required: true });
+   * const result = await guard.check({ headers: {}, method: 'GET', url: '/api/courses' }, { required: true });
    * console.log(result.ok ? 'served' : result.response.headers['www-authenticate']);
-   * // Bearer resource_metadata="https://auth.example.com/.well-known/oauth-protected-resource"
+   * // Bearer resource_metadata="https://auth.example.com/.well-known/oauth-protected-resource",
+   * // DPoP algs="ES256 EdDSA RS256 PS256 ES384 Ed25519", resource_metadata="…"
    * ```
    */
   guard(options: { readonly resource: string }): ResourceGuard;

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import express from 'express';
+import { base64url, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import {
   type AuthorizationServer,
   createAuthorizationServer,
@@ -39,9 +40,20 @@ export function createOAuth(storage: Storage): Promise<AuthorizationServer> {
 // #endregion resources
 
 // #region check
-/** Any framework: read the header, ask the guard, answer its response or serve the caller. */
-export async function handle(guard: ResourceGuard, authorization: string | undefined) {
-  const result = await guard.check({ headers: { authorization } }, { scope: 'notes:read', required: true });
+/** Any framework: pass the headers, method and URL, ask the guard, answer its response or serve the caller. */
+export async function handle(
+  guard: ResourceGuard,
+  request: { method: string; url: string; authorization?: string; dpop?: string },
+) {
+  const result = await guard.check(
+    {
+      // `dpop`, `method` and `url`: a DPoP-bound token's proof is checked against them (RFC 9449).
+      headers: { authorization: request.authorization, dpop: request.dpop },
+      method: request.method,
+      url: request.url,
+    },
+    { scope: 'notes:read', required: true },
+  );
   if (!result.ok) return result.response; // { status, headers (www-authenticate), body }
   const { principal } = result;
   return {
@@ -89,7 +101,10 @@ export function nodeApi(guard: ResourceGuard) {
 
 /** The same with the pure guard: pass nodeHeaders(req), never req.headers. */
 export async function nodeCheck(guard: ResourceGuard, req: import('node:http').IncomingMessage) {
-  return guard.check({ headers: nodeHeaders(req) }, { scope: 'notes:read' });
+  return guard.check(
+    { headers: nodeHeaders(req), method: req.method ?? 'GET', url: req.url ?? '/' },
+    { scope: 'notes:read' },
+  );
 }
 // #endregion node
 
@@ -150,3 +165,56 @@ export function jwksGuard(): ResourceGuard {
   });
 }
 // #endregion jwks-verifier
+
+// #region dpop-client
+/**
+ * A DPoP client (RFC 9449), with `jose`: one key pair kept by the client, a fresh proof for every
+ * request. The token request's proof names the token endpoint; an API call's proof names the API
+ * URL and carries `ath`, the hash of the access token it comes with.
+ */
+export async function dpopClient() {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  let nonce: string | undefined; // only when the server requires nonces (use_dpop_nonce)
+
+  async function proof(method: string, url: string, accessToken?: string): Promise<string> {
+    const ath =
+      accessToken === undefined
+        ? undefined
+        : base64url.encode(
+            new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken))),
+          );
+    return new SignJWT({ htm: method, htu: url, ...(ath && { ath }), ...(nonce && { nonce }) })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+      .setIssuedAt()
+      .setJti(crypto.randomUUID())
+      .sign(privateKey);
+  }
+
+  /** Sends a request with a proof; once more with the server's nonce if it asks for one. */
+  async function send(url: string, init: RequestInit & { accessToken?: string }): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const method = init.method ?? 'GET';
+      const headers = new Headers(init.headers);
+      headers.set('dpop', await proof(method, url, init.accessToken));
+      if (init.accessToken !== undefined) headers.set('authorization', `DPoP ${init.accessToken}`);
+      const response = await fetch(url, { ...init, headers });
+      nonce = response.headers.get('dpop-nonce') ?? nonce;
+      const askedForNonce =
+        (response.status === 400 || response.status === 401) &&
+        (response.headers.get('www-authenticate') ?? (await response.clone().text())).includes(
+          'use_dpop_nonce',
+        );
+      if (!askedForNonce || attempt > 0) return response;
+    }
+  }
+
+  return {
+    /** The token request: `token_type` in the answer is `DPoP`, its tokens bound to this key. */
+    token: (tokenEndpoint: string, params: Record<string, string>) =>
+      send(tokenEndpoint, { method: 'POST', body: new URLSearchParams(params) }),
+    /** An API call with the bound access token. */
+    call: (url: string, accessToken: string) => send(url, { accessToken }),
+  };
+}
+// #endregion dpop-client

@@ -82,8 +82,16 @@ function mcpEndpoint(guard: ResourceGuard, allowedOrigins: ReadonlySet<string>) 
     // Anonymous unless this tool needs a user: then no token means 401 + WWW-Authenticate with
     // resource_metadata and scope, which is how MCP clients learn to start the OAuth flow.
     // A token that is sent is always verified, for every message.
+    // A DPoP-bound token (RFC 9449) comes with a proof of this request: pass method, URL and header.
     const verdict = await guard.check(
-      { headers: { authorization: request.headers.get('authorization') ?? undefined } },
+      {
+        headers: {
+          authorization: request.headers.get('authorization') ?? undefined,
+          dpop: request.headers.get('dpop') ?? undefined,
+        },
+        method: request.method,
+        url: request.url,
+      },
       scope === undefined ? {} : { scope, required: true },
     );
     if (!verdict.ok) return toResponse(verdict.response);

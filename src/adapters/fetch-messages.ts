@@ -267,8 +267,14 @@ export async function answerFetchRequest(
  * const guard = oauth.guard({ resource: 'https://auth.example.com' });
  *
  * export async function courses(request: Request): Promise<Response> {
- *   const authorization = request.headers.get('authorization') ?? undefined;
- *   const result = await guard.check({ headers: { authorization } }, { scope: 'courses:read', required: true });
+ *   const headers = {
+ *     authorization: request.headers.get('authorization') ?? undefined,
+ *     dpop: request.headers.get('dpop') ?? undefined, // DPoP-bound tokens come with a proof
+ *   };
+ *   const result = await guard.check(
+ *     { headers, method: request.method, url: request.url },
+ *     { scope: 'courses:read', required: true },
+ *   );
  *   if (!result.ok) return toResponse(result.response); // 400/401/403 with WWW-Authenticate
  *   return Response.json({ courses: [] });
  * }

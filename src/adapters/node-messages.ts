@@ -24,7 +24,10 @@ import type { OAuthResponse } from '../core/http.js';
  * import { nodeHeaders } from 'portcullis/node';
  *
  * async function check(guard: ResourceGuard, req: IncomingMessage) {
- *   return guard.check({ headers: nodeHeaders(req) }, { scope: 'courses:read' });
+ *   return guard.check(
+ *     { headers: nodeHeaders(req), method: req.method ?? 'GET', url: req.url ?? '/' },
+ *     { scope: 'courses:read' },
+ *   );
  * }
  * ```
  */
@@ -60,7 +63,10 @@ export function nodeHeaders(req: IncomingMessage): Record<string, string | undef
  * const oauth = await createAuthorizationServer({ issuer: 'http://127.0.0.1:3000', storage: memoryStorage() });
  * const guard = oauth.guard({ resource: 'http://127.0.0.1:3000' });
  * createServer(async (req, res) => {
- *   const result = await guard.check({ headers: nodeHeaders(req) }, { required: true });
+ *   const result = await guard.check(
+ *     { headers: nodeHeaders(req), method: req.method ?? 'GET', url: req.url ?? '/' },
+ *     { required: true },
+ *   );
  *   if (!result.ok) return writeResponse(res, result.response);
  *   res.end('hello');
  * });

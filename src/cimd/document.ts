@@ -164,5 +164,8 @@ export function validateMetadataDocument(
     ...(m.id_token_signed_response_alg === undefined
       ? {}
       : { id_token_signed_response_alg: m.id_token_signed_response_alg }),
+    ...(m.dpop_bound_access_tokens === undefined
+      ? {}
+      : { dpop_bound_access_tokens: m.dpop_bound_access_tokens }),
   };
 }

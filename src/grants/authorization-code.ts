@@ -20,7 +20,7 @@ import { mintAccessToken } from '../tokens/access-token.js';
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken } from '../tokens/refresh-token.js';
 import { markClientUsed } from './client-use.js';
-import type { TokenResponse } from './token-response.js';
+import { type DpopBinding, refreshBindingOf, type TokenResponse, tokenTypeOf } from './token-response.js';
 
 const MAX_CODE_LENGTH = 512;
 
@@ -66,6 +66,8 @@ async function checkedCode(
  * @param ctx - the server's shared state
  * @param client - the authenticated client
  * @param params - the token request's parameters
+ * @param dpopJkt - the thumbprint of the request's verified DPoP proof: the access token (and a
+ *   public client's refresh token) is bound to it (RFC 9449 §5, §6)
  * @returns the token response: access token, refresh token (clients registered for the grant),
  *   ID token (`openid` in scope)
  * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, other client's, replayed
@@ -77,6 +79,7 @@ export async function authorizationCodeGrant(
   ctx: ServerContext,
   client: ClientRecord,
   params: Params,
+  dpopJkt: DpopBinding,
 ): Promise<TokenResponse> {
   const code = params.get('code');
   if (code === undefined) throw new OAuthError('invalid_request', 'code is required');
@@ -109,9 +112,11 @@ export async function authorizationCodeGrant(
     scope: grant.scope,
     audience,
     authTime: grant.authTime,
+    dpopJkt,
   });
+  const publicClient = client.metadata.token_endpoint_auth_method === 'none';
   const refresh = client.metadata.grant_types.includes('refresh_token')
-    ? await mintRefreshToken(ctx, grant)
+    ? await mintRefreshToken(ctx, grant, refreshBindingOf(publicClient, dpopJkt))
     : undefined;
   const idToken = grant.scope.includes('openid')
     ? await mintIdToken(ctx, {
@@ -147,7 +152,7 @@ export async function authorizationCodeGrant(
   });
   return {
     access_token: access.token,
-    token_type: 'Bearer',
+    token_type: tokenTypeOf(dpopJkt),
     expires_in: access.expiresIn,
     scope: grant.scope.join(' '),
     ...(refresh === undefined ? {} : { refresh_token: refresh.token }),

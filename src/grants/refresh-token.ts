@@ -1,7 +1,8 @@
 /**
  * The `refresh_token` grant (RFC 6749 §6, OAuth 2.1 §4.3), as a recipe:
  * 1. read the presented token (rotated or not) and check the request against it: same client,
- *    scope and resources that only narrow;
+ *    a proof by the DPoP key it is bound to (a public client's, RFC 9449 §5), scope and resources
+ *    that only narrow;
  * 2. decide what a token that is already rotated means: within the grace window, and sealed for
  *    this very token, a retry (answered with the SAME successor); anything else is reuse, which
  *    revokes the grant (RFC 9700 §4.14.2);
@@ -13,6 +14,8 @@
 import { sha256 } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import type { Params } from '../core/params.js';
+import type { VerifiedDpopProof } from '../protocol/dpop.js';
+import { checkRefreshTokenBinding } from '../protocol/dpop-binding.js';
 import { narrowResources } from '../protocol/resource.js';
 import { parseScope } from '../protocol/scope.js';
 import type { ServerContext } from '../server-context.js';
@@ -21,7 +24,7 @@ import { type MintedAccessToken, mintAccessToken } from '../tokens/access-token.
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken, openSuccessor, sealSuccessor } from '../tokens/refresh-token.js';
 import { markClientUsed } from './client-use.js';
-import type { TokenResponse } from './token-response.js';
+import { refreshBindingOf, type TokenResponse, tokenTypeOf } from './token-response.js';
 
 const invalidToken = () =>
   new OAuthError('invalid_grant', 'the refresh token is invalid, expired, or revoked');
@@ -67,6 +70,8 @@ async function answerRetry(ctx: ServerContext, access: MintedAccessToken, succes
  * @param ctx - the server's shared state
  * @param client - the authenticated client
  * @param params - the token request's parameters
+ * @param proof - the request's verified DPoP proof: the new access token is bound to its key, and a
+ *   bound refresh token is accepted only with it (RFC 9449 §5)
  * @returns the token response, with an ID token when `idTokenOnRefresh` is on and `openid` in scope
  * @throws OAuthError `invalid_request`, `invalid_grant` (unknown, expired, revoked, other client's,
  *   or reused token: reuse revokes the grant), `invalid_scope`, `invalid_target`; a storage failure
@@ -77,6 +82,7 @@ export async function refreshTokenGrant(
   ctx: ServerContext,
   client: ClientRecord,
   params: Params,
+  proof: VerifiedDpopProof | undefined,
 ): Promise<TokenResponse> {
   const { storage, tokens } = ctx.config;
   const presented = params.get('refresh_token');
@@ -93,6 +99,9 @@ export async function refreshTokenGrant(
     if (old.rotatedAt !== undefined) return reused(ctx, client, old.grantId);
     throw invalidToken();
   }
+  // A bound token without its key's proof is refused before anything else, and revokes nothing:
+  // the presenter may be a thief, and the client keeps its grant (RFC 9449 §5).
+  checkRefreshTokenBinding(old.dpopJkt, proof);
   const requestedScope = parseScope(params.get('scope'));
   const scope = requestedScope.length === 0 ? old.scope : requestedScope;
   for (const s of scope) {
@@ -115,6 +124,7 @@ export async function refreshTokenGrant(
     userId: old.userId,
     scope,
     audience,
+    dpopJkt: proof?.jkt,
   });
   const idToken =
     tokens.idTokenOnRefresh && scope.includes('openid')
@@ -133,14 +143,13 @@ export async function refreshTokenGrant(
   } else {
     // The successor keeps the grant's full scope and resources (OAuth 2.1 §4.3.3).
     const { grantId, clientId, userId, scope: grantScope, resources, authTime } = old;
-    const successor = await mintRefreshToken(ctx, {
-      grantId,
-      clientId,
-      userId,
-      scope: grantScope,
-      resources,
-      authTime,
-    });
+    // The successor keeps the binding; an unbound public client's token becomes bound to its first proof.
+    const publicClient = client.metadata.token_endpoint_auth_method === 'none';
+    const successor = await mintRefreshToken(
+      ctx,
+      { grantId, clientId, userId, scope: grantScope, resources, authTime },
+      old.dpopJkt ?? refreshBindingOf(publicClient, proof?.jkt),
+    );
     const result = await storage.grants.rotateRefreshToken({
       tokenHash,
       successor: successor.record,
@@ -176,7 +185,7 @@ export async function refreshTokenGrant(
   });
   return {
     access_token: access.token,
-    token_type: 'Bearer',
+    token_type: tokenTypeOf(proof?.jkt),
     expires_in: access.expiresIn,
     scope: scope.join(' '),
     refresh_token: refreshToken,

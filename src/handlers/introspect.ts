@@ -113,7 +113,9 @@ export async function handleIntrospect(ctx: ServerContext, request: OAuthRequest
         exp: access.expiresAt,
         iat: access.issuedAt,
         jti: access.jti,
-        token_type: 'Bearer',
+        // RFC 9449 §6.2: a bound token says so, and names its key.
+        token_type: access.dpopJkt === undefined ? 'Bearer' : 'DPoP',
+        ...(access.dpopJkt === undefined ? {} : { cnf: { jkt: access.dpopJkt } }),
       },
       NO_STORE,
     );

@@ -42,6 +42,8 @@ export function authorizationServerMetadata(config: ServerConfig): Doc {
     revocation_endpoint_auth_methods_supported: config.tokenAuthMethods,
     introspection_endpoint_auth_methods_supported: config.introspection.enabled ? secretMethods : undefined,
     code_challenge_methods_supported: ['S256'],
+    // RFC 9449 §5.1: the proof algorithms the token endpoint accepts (absent when DPoP is off).
+    dpop_signing_alg_values_supported: config.dpop.enabled ? config.dpop.algorithms : undefined,
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: config.cimdEnabled,
     protected_resources: config.resources.map((r) => r.resource),
@@ -78,6 +80,8 @@ export function protectedResourceMetadata(
     authorization_servers: [config.issuer],
     scopes_supported: resource.scopes,
     bearer_methods_supported: ['header'],
+    // RFC 9728 §2: the guard of `server.guard(...)` accepts DPoP-bound tokens with these algorithms.
+    dpop_signing_alg_values_supported: config.dpop.enabled ? config.dpop.algorithms : undefined,
     resource_name: resource.name,
     resource_documentation: resource.documentation,
   });

@@ -116,6 +116,9 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     ...(m.id_token_signed_response_alg === undefined
       ? {}
       : { id_token_signed_response_alg: m.id_token_signed_response_alg }),
+    ...(m.dpop_bound_access_tokens === undefined
+      ? {}
+      : { dpop_bound_access_tokens: m.dpop_bound_access_tokens }),
   };
 }
 

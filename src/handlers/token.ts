@@ -16,6 +16,8 @@ import { enforceRateLimit } from '../core/rate-limit.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { authenticateClient } from '../protocol/client-auth.js';
+import { requireDpopForClient } from '../protocol/dpop-binding.js';
+import { dpopNonceHeader, requestDpopProof } from '../protocol/dpop-request.js';
 import type { ServerContext } from '../server-context.js';
 
 const SUPPORTED = new Set(['authorization_code', 'refresh_token']);
@@ -23,12 +25,14 @@ const SUPPORTED = new Set(['authorization_code', 'refresh_token']);
 const BODY_ONLY = ['client_secret', 'code', 'refresh_token', 'code_verifier'];
 
 /**
- * `POST {token_endpoint}`.
+ * `POST {token_endpoint}`. A request with a `DPoP` proof gets tokens bound to the proof's key
+ * (`token_type: DPoP`); the proof is checked once the client is authenticated, so junk requests
+ * spend no replay-store entries.
  *
  * @throws OAuthError `invalid_request`, `invalid_client` (400, or 401 + `WWW-Authenticate` after Basic),
  * `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_target`,
- * `too_many_requests` (429)
- * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.5; RFC 8707 §2.2; OIDC Core §3.1.3
+ * `invalid_dpop_proof`, `use_dpop_nonce` (400 + `DPoP-Nonce`), `too_many_requests` (429)
+ * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.5; RFC 8707 §2.2; OIDC Core §3.1.3; RFC 9449 §5
  */
 export async function handleToken(ctx: ServerContext, request: OAuthRequest): Promise<OAuthResponse> {
   if (request.method !== 'POST') throw methodNotAllowed(['POST']);
@@ -63,9 +67,11 @@ export async function handleToken(ctx: ServerContext, request: OAuthRequest): Pr
   if (!(client.metadata.grant_types as readonly string[]).includes(grantType)) {
     throw new OAuthError('unauthorized_client', `the client is not registered for the ${grantType} grant`);
   }
+  const proof = await requestDpopProof(ctx, request, config.urls.token);
+  requireDpopForClient(proof, client.metadata.dpop_bound_access_tokens);
   const body =
     grantType === 'authorization_code'
-      ? await authorizationCodeGrant(ctx, client, params)
-      : await refreshTokenGrant(ctx, client, params);
-  return jsonResponse(200, body, NO_STORE);
+      ? await authorizationCodeGrant(ctx, client, params, proof?.jkt)
+      : await refreshTokenGrant(ctx, client, params, proof);
+  return jsonResponse(200, body, { ...NO_STORE, ...(await dpopNonceHeader(ctx)) });
 }

@@ -135,6 +135,7 @@ export const clientMetadataFields = {
   software_id: displayText(200).optional(),
   software_version: displayText(200).optional(),
   id_token_signed_response_alg: z.enum(['RS256', 'ES256'], 'must be RS256 or ES256').optional(),
+  dpop_bound_access_tokens: z.boolean('must be true or false').optional(),
 };
 
 /** The grant types a client may hold: the authorization code flow and its refresh tokens. */

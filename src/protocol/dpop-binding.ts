@@ -67,9 +67,10 @@ function bearerChallenge(params: Readonly<Record<string, string | undefined>>): 
 }
 
 /**
- * The `WWW-Authenticate` value of a refusal at a resource: a DPoP challenge with `algs` (and the
- * error, when there is one), then a Bearer challenge when bearer tokens are accepted too. The
- * error goes into the challenge of the scheme the client used (RFC 9449 §7.2).
+ * The `WWW-Authenticate` value of a refusal at a resource: a Bearer challenge when bearer tokens are
+ * accepted, then a DPoP challenge with `algs`. The error goes into the challenge of the scheme the
+ * client used (RFC 9449 §7.2). Bearer comes first (RFC 9449 §7.1 leaves the order open) because
+ * clients written before DPoP read the first challenge only.
  *
  * @param challenges - the accepted schemes and the common parameters
  * @param error - the error and its description, and the scheme the client used
@@ -80,7 +81,7 @@ function bearerChallenge(params: Readonly<Record<string, string | undefined>>): 
  * import { resourceChallenge } from 'portcullis';
  *
  * resourceChallenge({ algs: ['ES256'], bearer: true });
- * // 'DPoP algs="ES256", Bearer'
+ * // 'Bearer, DPoP algs="ES256"'
  * ```
  * @group DPoP (RFC 9449)
  */
@@ -94,13 +95,14 @@ export function resourceChallenge(
 ): string {
   const params = challenges.params ?? {};
   const errorParams = error === undefined ? {} : { error: error.code, error_description: error.description };
+  // The error first, as RFC 6750 §3 writes it (and as this library's Bearer challenges always were).
   const dpop = dpopChallenge(
     challenges.algs,
-    error?.scheme === 'DPoP' ? { ...params, ...errorParams } : params,
+    error?.scheme === 'DPoP' ? { ...errorParams, ...params } : params,
   );
   if (!challenges.bearer) return dpop;
-  const bearer = bearerChallenge(error?.scheme === 'Bearer' ? { ...params, ...errorParams } : params);
-  return `${dpop}, ${bearer}`;
+  const bearer = bearerChallenge(error?.scheme === 'Bearer' ? { ...errorParams, ...params } : params);
+  return `${bearer}, ${dpop}`;
 }
 
 function refusal(

@@ -11,8 +11,11 @@ import type { GuardRequirement, Principal, ResourceGuard } from './guard.js';
  * Runs a resource-server guard on a Node request. Returns the principal, or `null` after writing the
  * 400/401/403 response (with its `WWW-Authenticate` challenge): `400 invalid_request` (two
  * `Authorization` headers, another scheme, an empty credential), `401 invalid_token` (malformed,
- * unknown, expired, revoked, or for another resource), `401` without an error code (no token and
- * `required`), `403 insufficient_scope`. A verifier that fails rejects the returned promise.
+ * unknown, expired, revoked, or for another resource; a DPoP-bound token as Bearer), `401
+ * invalid_dpop_proof` (a DPoP proof that does not match this request), `401` without an error code
+ * (no token and `required`), `403 insufficient_scope`. The request's method, path (Express's
+ * `originalUrl` when mounted) and `DPoP` header are passed on, so DPoP-bound tokens work (RFC 9449
+ * §7). A verifier that fails rejects the returned promise.
  *
  * @param guard - from `server.guard(...)` or `createResourceGuard(...)`
  * @param req - the request
@@ -42,7 +45,12 @@ export async function guardNodeRequest(
   res: ServerResponse,
   requirement?: GuardRequirement,
 ): Promise<Principal | null> {
-  const result = await guard.check({ headers: nodeHeaders(req) }, requirement);
+  // Express strips its mount path from `url`; `originalUrl` is the path the client sent to.
+  const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url;
+  const result = await guard.check(
+    { headers: nodeHeaders(req), method: req.method ?? 'GET', ...(url === undefined ? {} : { url }) },
+    requirement,
+  );
   if (result.ok) return result.principal;
   writeResponse(res, result.response);
   return null;

@@ -43,6 +43,12 @@ export interface VerifiedAccessToken {
   readonly issuedAt: number;
   /** The token's unique id (`jti`): safe to log, unlike the token. */
   readonly jti: string;
+  /**
+   * The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6), absent for a
+   * bearer token. A guard accepts a bound token only with the `DPoP` scheme and a proof by that key;
+   * a custom verifier MUST report it, or bound tokens would pass as bearer tokens.
+   */
+  readonly dpopJkt?: string;
 }
 
 /**
@@ -126,6 +132,7 @@ export function storageVerifier(options: StorageVerifierOptions): AccessTokenVer
         expiresAt: record.expiresAt,
         issuedAt: record.issuedAt,
         jti: record.jti,
+        ...(record.dpopJkt === undefined ? {} : { dpopJkt: record.dpopJkt }),
       };
     },
   };
@@ -175,6 +182,12 @@ function toVerified(payload: JWTPayload): VerifiedAccessToken | null {
   )
     return null;
   if (typeof clientId !== 'string' || (scope !== undefined && typeof scope !== 'string')) return null;
+  // RFC 7800 §3.1: a token confirmed by anything but a DPoP key (mTLS, a raw key) is bound to
+  // something no guard here can check: refused rather than accepted as a bearer token.
+  const cnf = payload.cnf as Record<string, unknown> | undefined;
+  if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string')) {
+    return null;
+  }
   const aud = payload.aud;
   return {
     subject: sub,
@@ -184,6 +197,7 @@ function toVerified(payload: JWTPayload): VerifiedAccessToken | null {
     expiresAt: exp,
     issuedAt: iat,
     jti,
+    ...(cnf === undefined ? {} : { dpopJkt: cnf.jkt as string }),
   };
 }
 
@@ -319,7 +333,8 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): Ac
       const data = (await response.json()) as Record<string, unknown>;
       if (data.active !== true) return null;
       // Introspection also describes refresh tokens (to their own client): only access tokens pass.
-      if (typeof data.token_type === 'string' && data.token_type.toLowerCase() !== 'bearer') return null;
+      const tokenType = typeof data.token_type === 'string' ? data.token_type.toLowerCase() : undefined;
+      if (tokenType !== undefined && tokenType !== 'bearer' && tokenType !== 'dpop') return null;
       return toVerified({
         ...data,
         client_id: data.client_id,

@@ -16,6 +16,8 @@ export interface AccessTokenInput {
   readonly scope: readonly string[];
   readonly audience: readonly string[];
   readonly authTime?: number;
+  /** The thumbprint of the DPoP key the token is bound to (`cnf.jkt`), absent for a bearer token. */
+  readonly dpopJkt?: string | undefined;
 }
 
 /** A minted access token: the string for the client and the record for storage. */
@@ -26,8 +28,9 @@ export interface MintedAccessToken {
 }
 
 /**
- * Mints an access token.
- * @see RFC 9068 §2.2 (claims), §2.1 (`typ: at+jwt`)
+ * Mints an access token, bound to a DPoP key when `input.dpopJkt` is given (`cnf.jkt` in a JWT,
+ * `dpopJkt` on the record either way).
+ * @see RFC 9068 §2.2 (claims), §2.1 (`typ: at+jwt`); RFC 9449 §6
  */
 export async function mintAccessToken(
   ctx: ServerContext,
@@ -53,6 +56,8 @@ export async function mintAccessToken(
       client_id: input.clientId,
       scope: input.scope.join(' '),
       ...(input.authTime === undefined ? {} : { auth_time: input.authTime }),
+      // RFC 9449 §6.1: the confirmation claim binds the token to the proof's key.
+      ...(input.dpopJkt === undefined ? {} : { cnf: { jkt: input.dpopJkt } }),
     });
   }
   const record: AccessTokenRecord = {
@@ -65,6 +70,7 @@ export async function mintAccessToken(
     audience: input.audience,
     issuedAt: now,
     expiresAt: now + ttl,
+    ...(input.dpopJkt === undefined ? {} : { dpopJkt: input.dpopJkt }),
   };
   return { token, record, expiresIn: ttl };
 }

@@ -28,6 +28,8 @@ export async function mintRefreshToken(
     /** The grant's absolute expiry, when known; storage enforces it either way. */
     readonly expiresAt?: number;
   },
+  /** The DPoP key a public client's refresh token is bound to (RFC 9449 §5). */
+  dpopJkt?: string,
 ): Promise<MintedRefreshToken> {
   const now = ctx.now();
   const token = randomToken(ctx.config.runtime.random, 32);
@@ -46,6 +48,7 @@ export async function mintRefreshToken(
         now + ctx.config.tokens.refreshTokenIdleTtlSeconds,
         grant.expiresAt ?? Number.POSITIVE_INFINITY,
       ),
+      ...(dpopJkt === undefined ? {} : { dpopJkt }),
     },
   };
 }

@@ -58,6 +58,14 @@ describe('CIMD-01 a valid document', () => {
     });
   });
 
+  it('DPOP-02 keeps dpop_bound_access_tokens, and refuses a value that is not a boolean (RFC 9449 §5.2)', async () => {
+    const { resolve } = setup(validDocument(CLIENT_ID, { dpop_bound_access_tokens: true }));
+    expect((await resolve(CLIENT_ID))?.metadata.dpop_bound_access_tokens).toBe(true);
+    expect(await refusedWith(validDocument(CLIENT_ID, { dpop_bound_access_tokens: 'yes' }))).toMatch(
+      /dpop_bound_access_tokens/,
+    );
+  });
+
   it('accepts application/<x>+json and a charset parameter', async () => {
     const { resolve } = setup(validDocument(), {
       contentType: 'application/client-metadata+json; charset=utf-8',

@@ -92,7 +92,8 @@ describe('docs/resource-servers.md', () => {
     if (!refused.ok) {
       expect(refused.response.status).toBe(401);
       expect(refused.response.headers['www-authenticate']).toBe(
-        `Bearer error="invalid_token", error_description="the access token is invalid, expired or revoked", resource_metadata="${API}/.well-known/oauth-protected-resource"`,
+        `Bearer error="invalid_token", error_description="the access token is invalid, expired or revoked", resource_metadata="${API}/.well-known/oauth-protected-resource", ` +
+          `DPoP algs="ES256 EdDSA RS256 PS256 ES384 Ed25519", resource_metadata="${API}/.well-known/oauth-protected-resource"`,
       );
     }
   });
@@ -102,7 +103,8 @@ describe('docs/resource-servers.md', () => {
     const guard = storageGuard(storage);
     const none = await guard.check({ headers: {} }, { scope: 'notes:read', required: true });
     expect(!none.ok && none.response.headers['www-authenticate']).toBe(
-      `Bearer scope="notes:read", resource_metadata="${API}/.well-known/oauth-protected-resource"`,
+      `Bearer scope="notes:read", resource_metadata="${API}/.well-known/oauth-protected-resource", ` +
+        `DPoP algs="ES256 EdDSA RS256 PS256 ES384 Ed25519", scope="notes:read", resource_metadata="${API}/.well-known/oauth-protected-resource"`,
     );
     expect(await guard.check({ headers: {} })).toEqual({ ok: true, principal: { anonymous: true } });
     const { token } = await issue(storage, API, ['openid']);

@@ -6,8 +6,10 @@
  * A {@link Site} separates the issuer (what URLs say) from the socket (where requests go), so the
  * same helpers talk to each of several instances sharing one issuer behind a load balancer.
  */
+
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { parseBearerChallenge } from './challenge.js';
 
 /** Where a server is: its issuer, and the base URL of the socket to send requests to. */
 export interface Site {
@@ -306,10 +308,9 @@ export function api(site: Site, path: string, token?: string, init: RequestInit 
 /** The parameters of a `WWW-Authenticate: Bearer ...` challenge. */
 export function bearerChallenge(response: Response): Record<string, string> {
   const header = response.headers.get('www-authenticate') ?? '';
-  expect(header).toMatch(/^Bearer( |$)/);
-  const out: Record<string, string> = {};
-  for (const m of header.matchAll(/([a-z_]+)="([^"]*)"/g)) out[m[1]!] = m[2]!;
-  return out;
+  expect(header).toMatch(/^Bearer( |,|$)/);
+  // The Bearer challenge's parameters only: a DPoP challenge follows it (RFC 9449 §7.1).
+  return { ...parseBearerChallenge(header).params };
 }
 
 /** The protected header of a JWS compact serialisation. */

@@ -23,6 +23,7 @@ import {
   jwksVerifier,
 } from '../../src/resource-server/verifier.js';
 import { parseBearerChallenge } from '../helpers/challenge.js';
+import { dpopClient } from '../helpers/dpop.js';
 import { harnessWithIntrospection, RS_CALLER, revoke } from '../helpers/endpoints.js';
 import { Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
 import { TEST_KEYS } from '../helpers/keys.js';
@@ -490,6 +491,37 @@ describe('Guard middleware over real HTTP: Express, Fetch and node give identica
     }
     return outcomes[0]!;
   }
+
+  it('DPOP-03: each adapter passes method, URL and DPoP header: a bound token with a proof → 200, as Bearer → 401', async () => {
+    const dpop = await dpopClient(() => h.clock.now());
+    const client = await h.register();
+    const { code, pkce } = await h.obtainCode(client, { extra: { scope: 'account:read' } });
+    const exchanged = await h.token(
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: client.redirect_uris[0],
+        client_id: client.client_id,
+        code_verifier: pkce.verifier,
+      },
+      { dpop: await dpop.proof('POST', `${ISSUER}/api/oauth/token`) },
+    );
+    const bound = String(json(exchanged).access_token);
+    for (const app of apps) {
+      const proof = await dpop.proof('GET', `${ISSUER}/api/v1/account`, { accessToken: bound });
+      const headers = { authorization: `DPoP ${bound}`, dpop: proof };
+      const ok = await rawHttp(app.port, { method: 'GET', url: '/api/v1/account?x=1', headers });
+      expect(ok.status, `${app.name}: ${ok.body}`).toBe(200);
+      const replay = await rawHttp(app.port, { method: 'GET', url: '/api/v1/account', headers });
+      expect(replay.status, app.name).toBe(401);
+      const asBearer = await rawHttp(app.port, {
+        method: 'GET',
+        url: '/api/v1/account',
+        headers: { authorization: `Bearer ${bound}` },
+      });
+      expect(asBearer.status, app.name).toBe(401);
+    }
+  });
 
   it('RS-01: no token → 200 anonymous without WWW-Authenticate', async () => {
     const o = await everywhere('/api/v1/courses');

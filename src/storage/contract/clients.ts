@@ -43,6 +43,11 @@ export interface ClientMetadata {
   readonly software_id?: string;
   readonly software_version?: string;
   readonly id_token_signed_response_alg?: 'RS256' | 'ES256';
+  /**
+   * True: every token request of this client must carry a DPoP proof, and its access tokens are
+   * always DPoP-bound (RFC 9449 §5.2).
+   */
+  readonly dpop_bound_access_tokens?: boolean;
 }
 
 /**

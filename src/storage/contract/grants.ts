@@ -70,6 +70,12 @@ export interface AccessTokenRecord {
   readonly expiresAt: number;
   /** Epoch seconds. */
   readonly revokedAt?: number;
+  /**
+   * The JWK SHA-256 thumbprint (RFC 7638) of the DPoP key the token is bound to (its `cnf.jkt`),
+   * absent for a bearer token. Storage keeps it as given; the guard and introspection read it.
+   * @see RFC 9449 §6
+   */
+  readonly dpopJkt?: string;
 }
 
 /**
@@ -118,6 +124,13 @@ export interface RefreshTokenRecord {
   readonly sealedSuccessor?: string;
   /** Epoch seconds. */
   readonly revokedAt?: number;
+  /**
+   * The JWK SHA-256 thumbprint (RFC 7638) of the DPoP key a public client's refresh token is
+   * bound to: the refresh grant accepts it only with a proof by that key, and its successor
+   * carries the same value. Absent for an unbound token. Storage keeps it as given.
+   * @see RFC 9449 §5
+   */
+  readonly dpopJkt?: string;
 }
 
 /**

@@ -173,6 +173,20 @@ const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS ${s}.refresh_tokens_grant_id_idx`,
     ],
   },
+  // Version 4 is the replay store of client assertions and DPoP proofs (another change); 5 does not
+  // depend on it, and the runner applies whatever versions are pending, in order.
+  {
+    // Schema 5 goes with DPoP (RFC 9449): the thumbprint of the key an access token (`cnf.jkt`) or
+    // a public client's refresh token is bound to. Nullable columns without a default: adding them
+    // rewrites nothing, and the previous release runs unchanged on this schema (it never reads them,
+    // and its tokens are bearer tokens, null here).
+    version: 5,
+    name: 'DPoP key binding of tokens',
+    statements: (s) => [
+      `ALTER TABLE ${s}.access_tokens ADD COLUMN IF NOT EXISTS dpop_jkt text`,
+      `ALTER TABLE ${s}.refresh_tokens ADD COLUMN IF NOT EXISTS dpop_jkt text`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -244,7 +258,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 3, applied: [1, 2, 3] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 5] }
  * ```
  */
 export async function migrateSchema(

@@ -297,6 +297,8 @@ export interface AccessTokenRow {
   issued_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** Added by schema 5. */
+  dpop_jkt: string | null;
 }
 
 /** Access tokens, by token hash. */
@@ -313,6 +315,7 @@ export const accessTokensTable: Table<AccessTokenRecord, AccessTokenRow> = {
     ['issued_at', 'bigint'],
     ['expires_at', 'bigint'],
     ['revoked_at', 'bigint'],
+    ['dpop_jkt', 'text'],
   ]),
   params: (t) => [
     t.tokenHash,
@@ -325,6 +328,7 @@ export const accessTokensTable: Table<AccessTokenRecord, AccessTokenRow> = {
     t.issuedAt,
     t.expiresAt,
     t.revokedAt ?? null,
+    t.dpopJkt ?? null,
   ],
   record: (r) => ({
     tokenHash: r.token_hash,
@@ -337,6 +341,7 @@ export const accessTokensTable: Table<AccessTokenRecord, AccessTokenRow> = {
     issuedAt: r.issued_at,
     expiresAt: r.expires_at,
     ...optional('revokedAt', r.revoked_at),
+    ...optional('dpopJkt', r.dpop_jkt),
   }),
 };
 
@@ -356,6 +361,8 @@ export interface RefreshTokenRow {
   successor_hash: string | null;
   sealed_successor: string | null;
   revoked_at: number | null;
+  /** Added by schema 5. */
+  dpop_jkt: string | null;
   auth_time: number;
 }
 
@@ -378,6 +385,7 @@ export const refreshTokensTable: Table<RefreshTokenRecord, RefreshTokenRow> = {
     ['successor_hash', 'text'],
     ['sealed_successor', 'text'],
     ['revoked_at', 'bigint'],
+    ['dpop_jkt', 'text'],
   ]),
   params: (t) => [
     t.tokenHash,
@@ -392,6 +400,7 @@ export const refreshTokensTable: Table<RefreshTokenRecord, RefreshTokenRow> = {
     t.successorHash ?? null,
     t.sealedSuccessor ?? null,
     t.revokedAt ?? null,
+    t.dpopJkt ?? null,
   ],
   record: (r) => ({
     tokenHash: r.token_hash,
@@ -406,6 +415,7 @@ export const refreshTokensTable: Table<RefreshTokenRecord, RefreshTokenRow> = {
     ...optional('successorHash', r.successor_hash),
     ...optional('sealedSuccessor', r.sealed_successor),
     ...optional('revokedAt', r.revoked_at),
+    ...optional('dpopJkt', r.dpop_jkt),
     authTime: r.auth_time,
   }),
 };

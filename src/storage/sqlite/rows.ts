@@ -253,6 +253,8 @@ export interface AccessTokenRow {
   issued_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** Added by schema 3. */
+  dpop_jkt: string | null;
 }
 
 const ACCESS_NAMES = [
@@ -266,6 +268,7 @@ const ACCESS_NAMES = [
   'issued_at',
   'expires_at',
   'revoked_at',
+  'dpop_jkt',
 ] as const;
 export const ACCESS_COLUMNS = columns(ACCESS_NAMES);
 export const ACCESS_COLUMNS_OF_T = columns(ACCESS_NAMES, 't');
@@ -282,6 +285,7 @@ export const accessTokenParams = (t: AccessTokenRecord): SqliteValue[] => [
   t.issuedAt,
   t.expiresAt,
   t.revokedAt ?? null,
+  t.dpopJkt ?? null,
 ];
 
 export const accessTokenRecord = (r: AccessTokenRow): AccessTokenRecord => ({
@@ -295,6 +299,7 @@ export const accessTokenRecord = (r: AccessTokenRow): AccessTokenRecord => ({
   issuedAt: r.issued_at,
   expiresAt: r.expires_at,
   ...optional('revokedAt', r.revoked_at),
+  ...optional('dpopJkt', r.dpop_jkt),
 });
 
 // ---- refresh tokens ----------------------------------------------------------------------------
@@ -313,6 +318,8 @@ export interface RefreshTokenRow {
   successor_hash: string | null;
   sealed_successor: string | null;
   revoked_at: number | null;
+  /** Added by schema 3. */
+  dpop_jkt: string | null;
   auth_time: number;
 }
 
@@ -329,6 +336,7 @@ const REFRESH_NAMES = [
   'successor_hash',
   'sealed_successor',
   'revoked_at',
+  'dpop_jkt',
 ] as const;
 export const REFRESH_COLUMNS = columns(REFRESH_NAMES);
 export const REFRESH_COLUMNS_OF_T = columns(REFRESH_NAMES, 't');
@@ -348,6 +356,7 @@ export const refreshTokenParams = (t: RefreshTokenRecord): SqliteValue[] => [
   t.successorHash ?? null,
   t.sealedSuccessor ?? null,
   t.revokedAt ?? null,
+  t.dpopJkt ?? null,
 ];
 
 export const refreshTokenRecord = (r: RefreshTokenRow): RefreshTokenRecord => ({
@@ -363,6 +372,7 @@ export const refreshTokenRecord = (r: RefreshTokenRow): RefreshTokenRecord => ({
   ...optional('successorHash', r.successor_hash),
   ...optional('sealedSuccessor', r.sealed_successor),
   ...optional('revokedAt', r.revoked_at),
+  ...optional('dpopJkt', r.dpop_jkt),
   authTime: r.auth_time,
 });
 

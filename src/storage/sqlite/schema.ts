@@ -158,6 +158,18 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT`,
     ],
   },
+  // Version 2 is the replay store of client assertions and DPoP proofs (another change); 3 does not
+  // depend on it, and the runner applies whatever versions are pending, in order.
+  {
+    // DPoP (RFC 9449): the thumbprint of the key an access token (`cnf.jkt`) or a public client's
+    // refresh token is bound to; null for bearer tokens. Adding a nullable column rewrites nothing.
+    version: 3,
+    name: 'DPoP key binding of tokens',
+    statements: [
+      `ALTER TABLE ${T.access} ADD COLUMN dpop_jkt TEXT`,
+      `ALTER TABLE ${T.refresh} ADD COLUMN dpop_jkt TEXT`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */

@@ -137,6 +137,48 @@ export function grantsSuite(kit: Kit): void {
       },
     );
 
+    kit.test(
+      'keeps the DPoP binding (dpopJkt) of tokens through redeem, addAccessToken and rotation (RFC 9449 §5, §6)',
+      async ({ storage }) => {
+        const jkt = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+        const code = fixtures.code();
+        await storage.codes.create(code);
+        const grant = fixtures.grant({ grantId: code.grantId });
+        const accessToken = fixtures.accessToken(grant, { dpopJkt: jkt });
+        const refreshToken = fixtures.refreshToken(grant, { dpopJkt: jkt });
+        const redeemed = await storage.codes.redeem({
+          codeHash: code.codeHash,
+          grant,
+          accessToken,
+          refreshToken,
+          now: code.createdAt,
+        });
+        expect(redeemed).toEqual({ outcome: 'redeemed' });
+        expect((await storage.grants.getAccessToken(accessToken.tokenHash, NOW))?.dpopJkt).toBe(jkt);
+        expect((await storage.grants.getRefreshToken(refreshToken.tokenHash, NOW))?.dpopJkt).toBe(jkt);
+        const added = fixtures.accessToken(grant, { dpopJkt: jkt });
+        expect(await storage.grants.addAccessToken(added, NOW)).toBe(true);
+        expect(await storage.grants.getAccessToken(added.tokenHash, NOW)).toEqual(added);
+        const rotation: RefreshRotation = {
+          tokenHash: refreshToken.tokenHash,
+          successor: fixtures.refreshToken(grant, { issuedAt: NOW + 1, dpopJkt: jkt }),
+          accessToken: fixtures.accessToken(grant, { issuedAt: NOW + 1, dpopJkt: jkt }),
+          now: NOW + 1,
+        };
+        expect(await storage.grants.rotateRefreshToken(rotation)).toEqual({ outcome: 'rotated' });
+        expect(await storage.grants.getRefreshToken(rotation.successor.tokenHash, NOW + 1)).toEqual(
+          rotation.successor,
+        );
+        expect(await storage.grants.getAccessToken(rotation.accessToken.tokenHash, NOW + 1)).toEqual(
+          rotation.accessToken,
+        );
+        // A bearer token stays unbound: no dpopJkt, not even undefined.
+        const bearer = await kit.seedGrant(storage);
+        const read = await storage.grants.getAccessToken(bearer.accessToken.tokenHash, NOW);
+        expect(read !== null && 'dpopJkt' in read).toBe(false);
+      },
+    );
+
     kit.test('a rotation without a sealed successor reports none', async ({ storage }) => {
       const { grant, refreshToken } = await kit.seedGrant(storage);
       await storage.grants.rotateRefreshToken(rotationOf(grant, refreshToken));

@@ -72,8 +72,13 @@ export function authorize(
   services: ApiServices,
 ): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
+    // Method, URL and DPoP header too: a DPoP-bound token's proof is checked against them.
     const result = await guard.check(
-      { headers: { authorization: c.req.header('authorization') } },
+      {
+        headers: { authorization: c.req.header('authorization'), dpop: c.req.header('dpop') },
+        method: c.req.method,
+        url: c.req.url,
+      },
       { scope: route.scope, required: route.access !== 'public' },
     );
     if (!result.ok) return toResponse(result.response);

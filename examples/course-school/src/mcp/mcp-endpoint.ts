@@ -97,7 +97,11 @@ export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
     },
     async (c: Context) => {
       const verdict = await deps.guard.check(
-        { headers: { authorization: c.req.header('authorization') } },
+        {
+          headers: { authorization: c.req.header('authorization'), dpop: c.req.header('dpop') },
+          method: c.req.method,
+          url: c.req.url,
+        },
         { required: false },
       );
       if (!verdict.ok) return toResponse(verdict.response);
