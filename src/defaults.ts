@@ -57,7 +57,7 @@ export const DEFAULTS = deepFreeze({
     unusedClientTtlSeconds: 7 * DAY,
     maxRedirectUris: 10,
   },
-  clientSecretBasic: false,
+  clientSecretBasic: true,
   tokens: {
     codeTtlSeconds: 60,
     accessTokenTtlSeconds: 900,

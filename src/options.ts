@@ -112,7 +112,7 @@ const staticClientSchema = z
     scope: z.string().optional(),
     /**
      * Default `client_secret_post` with a secret, `none` without; `client_secret_basic` needs
-     * the `clientSecretBasic` option.
+     * the `clientSecretBasic` option (on by default).
      */
     tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
   })
@@ -406,7 +406,14 @@ export const optionsSchema = z
     registration: registrationSchema.prefault({}),
     /** Clients configured by the host. */
     clients: list(staticClientSchema).optional(),
-    /** Offer `client_secret_basic` besides `client_secret_post`. */
+    /**
+     * Offer `client_secret_basic` (HTTP Basic, RFC 6749 §2.3.1) besides `client_secret_post`, at
+     * the token, revocation and introspection endpoints. Default `true`: RFC 6749 §2.3.1 says the
+     * server MUST support it, and most OAuth client libraries (authlib, requests-oauthlib,
+     * golang.org/x/oauth2) send secrets this way unless told otherwise. `false` refuses Basic
+     * credentials with `401 invalid_client` and leaves the method out of the metadata.
+     * @see RFC 6749 §2.3.1
+     */
     clientSecretBasic: z.boolean().default(DEFAULTS.clientSecretBasic),
     /** Lifetimes and formats. */
     tokens: tokensSchema.prefault({}),
