@@ -82,6 +82,7 @@ export type { ClientResolver } from './server-context.js';
 export type { StartupErrorCode } from './startup.js';
 export { StartupError } from './startup.js';
 export { memoryStorage } from './storage/memory.js';
+export { type MemoryReplayStoreOptions, memoryReplayStore } from './protocol/replay-store.js';
 export type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -102,6 +103,7 @@ export type {
   RedeemResult,
   RefreshRotation,
   RefreshTokenRecord,
+  ReplayStore,
   RotateResult,
   SigningKeyRecord,
   SigningKeyStore,

@@ -66,7 +66,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
   it('migrate() creates every table in a fresh schema, and a second run applies nothing', async () => {
     const schema = fresh();
     const first = await migrate({ connectionString: url }, { schema });
-    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 3, applied: [1, 2, 3] });
+    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 4, applied: [1, 2, 3, 4] });
     expect(await tablesOf(schema)).toEqual([
       'access_tokens',
       'authorization_codes',
@@ -76,10 +76,11 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       'pending_authorizations',
       'portcullis_migrations',
       'refresh_tokens',
+      'replay_keys',
       'signing_keys',
     ]);
     const second = await migrate({ connectionString: url }, { schema });
-    expect(second).toEqual({ schema, fromVersion: 3, toVersion: 3, applied: [] });
+    expect(second).toEqual({ schema, fromVersion: 4, toVersion: 4, applied: [] });
   });
 
   it('several migrators at once: exactly one applies each version, none fails', async () => {
@@ -88,7 +89,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       Array.from({ length: 4 }, () => migrate({ connectionString: url }, { schema })),
     );
     expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
-    expect(reports.every((r) => r.toVersion === 3)).toBe(true);
+    expect(reports.every((r) => r.toVersion === 4)).toBe(true);
   });
 
   it('storages starting at once on a fresh schema all work (auto-migration is serialised)', async () => {
@@ -138,7 +139,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       await migrateInTransaction(other, schema);
       await other.query('COMMIT');
       const report = await waiting;
-      expect(report).toMatchObject({ schema, toVersion: 3, applied: [] });
+      expect(report).toMatchObject({ schema, toVersion: 4, applied: [] });
       expect(await tablesOf(schema)).toContain('signing_keys');
     } finally {
       await other.end();
@@ -170,11 +171,11 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
     };
     expect(await runMigrateCli(['--schema', schema], io)).toBe(0);
     expect(out).toEqual([
-      `portcullis-migrate: schema "${schema}" migrated from version 0 to 3 (applied 1, 2, 3)`,
+      `portcullis-migrate: schema "${schema}" migrated from version 0 to 4 (applied 1, 2, 3, 4)`,
     ]);
     expect(await tablesOf(schema)).toContain('grants');
     expect(await runMigrateCli(['--database-url', url, '--schema', schema], io)).toBe(0);
-    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 3)`);
+    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 4)`);
     expect(err).toEqual([]);
   });
 

@@ -173,6 +173,20 @@ const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS ${s}.refresh_tokens_grant_id_idx`,
     ],
   },
+  {
+    // Schema 4 holds the replay aggregate: one-time values (client assertion and DPoP proof jtis),
+    // each a fixed-length digest, kept until it expires. A new table only: the previous release
+    // runs unchanged on this schema.
+    version: 4,
+    name: 'replay keys',
+    statements: (s) => [
+      `CREATE TABLE ${s}.replay_keys (
+        key text COLLATE "C" PRIMARY KEY,
+        expires_at bigint NOT NULL
+      )`,
+      `CREATE INDEX replay_keys_expires_at_idx ON ${s}.replay_keys (expires_at)`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */

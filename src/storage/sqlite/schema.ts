@@ -31,6 +31,7 @@ export const TABLES = {
   refresh: 'portcullis_refresh_tokens',
   consents: 'portcullis_consents',
   keys: 'portcullis_signing_keys',
+  replay: 'portcullis_replay_keys',
 } as const;
 
 const MIGRATIONS_TABLE = 'portcullis_migrations';
@@ -156,6 +157,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         retires_at INTEGER,
         expires_at INTEGER
       ) STRICT`,
+    ],
+  },
+  {
+    // The replay aggregate: one-time values (client assertion and DPoP proof jtis), each a
+    // fixed-length digest, kept until it expires. A new table only.
+    version: 2,
+    name: 'replay keys',
+    statements: [
+      `CREATE TABLE ${T.replay} (
+        key TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      ) STRICT`,
+      `CREATE INDEX ${T.replay}_expires_at ON ${T.replay} (expires_at)`,
     ],
   },
 ];
