@@ -58,6 +58,8 @@ export const DEFAULTS = deepFreeze({
     maxRedirectUris: 10,
   },
   clientSecretBasic: true,
+  privateKeyJwt: { enabled: true, algorithms: ['ES256', 'RS256', 'EdDSA'], maxLifetimeSeconds: 300 },
+  clientCredentials: { enabled: false },
   tokens: {
     codeTtlSeconds: 60,
     accessTokenTtlSeconds: 900,

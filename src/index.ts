@@ -32,6 +32,7 @@ export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';
 export type {
   AuthorizationServerOptions,
+  ClientCredentialsOptions,
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
@@ -40,6 +41,7 @@ export type {
   IntrospectionOptions,
   KeyOptions,
   MetadataOptions,
+  PrivateKeyJwtOptions,
   ProtectedResourceOptions,
   RegistrationOptions,
   StaticClientOptions,
@@ -53,7 +55,10 @@ export type {
   TrustProxy,
 } from './protocol/client-address.js';
 export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
+export type { ClientJwks } from './protocol/client-jwks.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
+export type { PublicJwk, SignatureAlgorithm } from './protocol/public-jwk.js';
+export { type MemoryReplayStoreOptions, memoryReplayStore } from './protocol/replay-store.js';
 export type {
   GuardRequest,
   GuardRequirement,
@@ -82,7 +87,6 @@ export type { ClientResolver } from './server-context.js';
 export type { StartupErrorCode } from './startup.js';
 export { StartupError } from './startup.js';
 export { memoryStorage } from './storage/memory.js';
-export { type MemoryReplayStoreOptions, memoryReplayStore } from './protocol/replay-store.js';
 export type {
   AccessTokenRecord,
   AuthorizationCodeRecord,

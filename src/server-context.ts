@@ -7,6 +7,7 @@ import type { ServerConfig } from './config.js';
 import { nowSeconds } from './core/context.js';
 import type { AuthorizationServerEvent } from './core/events.js';
 import type { KeyStore } from './keys/key-store.js';
+import type { ClientKeyResolver } from './protocol/client-keys.js';
 import { type AccessTokenVerifier, storageVerifier } from './resource-server/verifier.js';
 import type { ClientRecord } from './storage/types.js';
 
@@ -38,6 +39,8 @@ export interface ServerContext {
   readonly keys: KeyStore;
   /** Verifies this server's access tokens against its storage (UserInfo, guards). */
   readonly verifier: AccessTokenVerifier;
+  /** The public keys of `private_key_jwt` clients (`jwks`, or `jwks_uri` fetched and cached). */
+  readonly clientKeys: ClientKeyResolver | undefined;
   /** Epoch seconds from the configured clock. */
   now(): number;
   /** Emits an audit event; listener errors are logged, never propagated. */
@@ -65,6 +68,7 @@ export function createServerContext(
   config: ServerConfig,
   keys: KeyStore,
   external?: ClientResolver,
+  clientKeys?: ClientKeyResolver,
 ): ServerContext {
   const { clock, logger } = config.runtime;
   const listener = config.onEvent;
@@ -74,6 +78,7 @@ export function createServerContext(
     config,
     keys,
     verifier: storageVerifier({ storage: config.storage, clock }),
+    clientKeys,
     now: () => nowSeconds(clock),
     emit(event) {
       if (listener === undefined) return;

@@ -4,11 +4,13 @@
  * @module
  */
 import { z } from 'zod';
+import { parseAllowedAddresses } from '../cimd/node-fetcher.js';
 import { randomToken, sha256 } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { jsonResponse, NO_STORE, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseJsonObject } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
+import { clientKeyMetadataProblem } from '../protocol/client-jwks.js';
 import { clientMetadataFields, grantTypesProblem } from '../protocol/client-metadata.js';
 import { checkRegisteredRedirectUri } from '../protocol/redirect-uri.js';
 import { parseScope } from '../protocol/scope.js';
@@ -20,6 +22,9 @@ const metadataSchema = z.object({
   ...clientMetadataFields,
   token_endpoint_auth_method: z.string().optional(),
   application_type: z.string().optional(),
+  // Checked by clientKeyMetadataProblem (public keys only, supported algorithms, https jwks_uri).
+  jwks: z.unknown().optional(),
+  jwks_uri: z.unknown().optional(),
 });
 
 function metadataError(field: string, problem: string): OAuthError {
@@ -62,6 +67,18 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
   );
   if (!(allowedMethods as readonly string[]).includes(method)) {
     throw metadataError('token_endpoint_auth_method', `must be one of ${allowedMethods.join(', ')}`);
+  }
+
+  // private_key_jwt: the keys, by value or by URL (RFC 7591 §2), validated here once.
+  let keys: Pick<ClientMetadata, 'jwks' | 'jwks_uri'> = {};
+  if (method === 'private_key_jwt') {
+    const checked = clientKeyMetadataProblem(body, {
+      algorithms: config.privateKeyJwt.algorithms,
+      allowedAddresses: parseAllowedAddresses(config.clientIdMetadataDocuments.allowSpecialUseAddresses),
+    });
+    if (!checked.ok)
+      throw metadataError(checked.problem.startsWith('jwks_uri') ? 'jwks_uri' : 'jwks', checked.problem);
+    keys = checked.keys;
   }
 
   const grantTypes = m.grant_types ?? ['authorization_code', 'refresh_token'];
@@ -116,6 +133,7 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     ...(m.id_token_signed_response_alg === undefined
       ? {}
       : { id_token_signed_response_alg: m.id_token_signed_response_alg }),
+    ...keys,
   };
 }
 
@@ -144,7 +162,9 @@ export async function handleRegister(ctx: ServerContext, request: OAuthRequest):
   const now = ctx.now();
   const clientId = randomToken(config.runtime.random, 18);
   const confidential = metadata.token_endpoint_auth_method !== 'none';
-  const secret = confidential ? randomToken(config.runtime.random, 32) : undefined;
+  // A private_key_jwt client proves itself with its key: it gets no secret (RFC 7591 §3.2.1).
+  const usesSecret = confidential && metadata.token_endpoint_auth_method !== 'private_key_jwt';
+  const secret = usesSecret ? randomToken(config.runtime.random, 32) : undefined;
   const ttl = config.registration.unusedClientTtlSeconds;
   const record: ClientRecord = {
     clientId,

@@ -20,7 +20,7 @@ import type { ServerContext } from '../server-context.js';
 
 const SUPPORTED = new Set(['authorization_code', 'refresh_token']);
 // Credentials and grants in the URL end up in logs and Referer headers (RFC 6749 §2.3.1).
-const BODY_ONLY = ['client_secret', 'code', 'refresh_token', 'code_verifier'];
+const BODY_ONLY = ['client_secret', 'client_assertion', 'code', 'refresh_token', 'code_verifier'];
 
 /**
  * `POST {token_endpoint}`.

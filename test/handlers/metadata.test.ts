@@ -123,7 +123,7 @@ describe('authorization server metadata (RFC 8414) with the course-school config
   });
 
   it('MD-05 states the auth methods of the token and revocation endpoints explicitly: none, client_secret_post and client_secret_basic (RFC 8414 §2, RFC 6749 §2.3.1)', () => {
-    const methods = ['none', 'client_secret_post', 'client_secret_basic'];
+    const methods = ['none', 'client_secret_post', 'client_secret_basic', 'private_key_jwt'];
     expect(as.token_endpoint_auth_methods_supported).toEqual(methods);
     expect(as.revocation_endpoint_auth_methods_supported).toEqual(methods);
   });
@@ -134,6 +134,7 @@ describe('authorization server metadata (RFC 8414) with the course-school config
     expect(as.introspection_endpoint_auth_methods_supported).toEqual([
       'client_secret_post',
       'client_secret_basic',
+      'private_key_jwt',
     ]);
   });
 
@@ -354,10 +355,14 @@ describe('metadata that follows the options', () => {
   });
 
   it('MD-05 PKJ-05 lists client_secret_basic in all three auth-method lists by default, none of them when clientSecretBasic is false', async () => {
-    const off = await getDoc(await harness({ clientSecretBasic: false }), AS_PATH);
+    const off = await getDoc(
+      await harness({ clientSecretBasic: false, privateKeyJwt: { enabled: false } }),
+      AS_PATH,
+    );
     expect(off.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
     expect(off.revocation_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
     expect(off.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
+    expect(off.token_endpoint_auth_signing_alg_values_supported).toBeUndefined();
     const h = await harness({});
     for (const path of [AS_PATH, OIDC_PATH]) {
       const doc = await getDoc(h, path);
@@ -365,15 +370,18 @@ describe('metadata that follows the options', () => {
         'none',
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
       expect(doc.revocation_endpoint_auth_methods_supported).toEqual([
         'none',
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
       expect(doc.introspection_endpoint_auth_methods_supported).toEqual([
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
     }
   });

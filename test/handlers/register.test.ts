@@ -300,13 +300,7 @@ describe('REG-07..REG-10 client metadata', () => {
   });
   afterAll(() => h.close());
 
-  it.each([
-    'private_key_jwt',
-    'client_secret_jwt',
-    'tls_client_auth',
-    'self_signed_tls_client_auth',
-    'unknown',
-  ])(
+  it.each(['client_secret_jwt', 'tls_client_auth', 'self_signed_tls_client_auth', 'unknown'])(
     'REG-07 refuses token_endpoint_auth_method %s with invalid_client_metadata (RFC 7591 §2)',
     async (method) => {
       expectError(
