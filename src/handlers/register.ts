@@ -36,17 +36,20 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
   const { config } = ctx;
   // Malformed members (missing, null, wrong JSON type) are invalid_client_metadata (ATK-30);
   // well-formed redirect URIs this server refuses are invalid_redirect_uri (RFC 7591 §3.2.2).
-  if (body.redirect_uris === undefined || body.redirect_uris === null) {
+  // A client of the client_credentials grant alone (where enabled) has no redirect URI.
+  const grantsAsked = Array.isArray(body.grant_types) ? (body.grant_types as unknown[]) : undefined;
+  const codeFlow = grantsAsked === undefined || grantsAsked.includes('authorization_code');
+  if (codeFlow && (body.redirect_uris === undefined || body.redirect_uris === null)) {
     throw metadataError('redirect_uris', 'is required');
   }
-  const parsed = metadataSchema.safeParse(body);
+  const parsed = metadataSchema.safeParse(codeFlow ? body : { redirect_uris: [], ...body });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw metadataError(issue.path.map(String).join('.') || 'body', issue.message);
   }
   const m = parsed.data;
 
-  if (m.redirect_uris.length === 0)
+  if (codeFlow && m.redirect_uris.length === 0)
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must not be empty');
   if (m.redirect_uris.length > config.registration.maxRedirectUris) {
     throw new OAuthError(
@@ -82,8 +85,12 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
   }
 
   const grantTypes = m.grant_types ?? ['authorization_code', 'refresh_token'];
-  const responseTypes = m.response_types ?? ['code'];
-  const grantProblem = grantTypesProblem(grantTypes, responseTypes);
+  const responseTypes = m.response_types ?? (codeFlow ? ['code'] : []);
+  // client_credentials: where enabled, for clients that can authenticate (RFC 6749 §4.4).
+  const extraGrants = new Set(
+    config.clientCredentials.enabled && method !== 'none' ? ['client_credentials'] : [],
+  );
+  const grantProblem = grantTypesProblem(grantTypes, responseTypes, extraGrants);
   if (grantProblem !== undefined) throw metadataError(...grantProblem);
 
   // Only native clients with loopback redirects may register (spec §5.3); an omitted
@@ -119,7 +126,7 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     redirect_uris: m.redirect_uris,
     token_endpoint_auth_method: method as ClientMetadata['token_endpoint_auth_method'],
     grant_types: [...new Set(grantTypes)] as ClientMetadata['grant_types'],
-    response_types: ['code'],
+    response_types: codeFlow ? ['code'] : [],
     application_type: 'native',
     ...(m.client_name === undefined ? {} : { client_name: m.client_name }),
     ...(m.client_uri === undefined ? {} : { client_uri: m.client_uri }),

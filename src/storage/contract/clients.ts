@@ -35,7 +35,7 @@ export interface ClientMetadata {
     | 'client_secret_post'
     | 'client_secret_basic'
     | 'private_key_jwt';
-  readonly grant_types: readonly ('authorization_code' | 'refresh_token')[];
+  readonly grant_types: readonly ('authorization_code' | 'refresh_token' | 'client_credentials')[];
   readonly response_types: readonly 'code'[];
   readonly application_type: 'native' | 'web';
   readonly client_name?: string;
