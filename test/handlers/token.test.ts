@@ -108,6 +108,36 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     await withBasic.close();
   });
 
+  it("PKJ-05 Basic credentials encoded as authlib encodes them (Python's quote, then base64) authenticate a configured client", async () => {
+    const clientId = 'agent/ci é';
+    const clientSecret = 's3cret p@ss:+/!(é)~';
+    const withClient = await Harness.start({
+      options: {
+        clients: [
+          { clientId, clientSecret, redirectUris: [CB], tokenEndpointAuthMethod: 'client_secret_basic' },
+        ],
+      },
+    });
+    try {
+      const client = { client_id: clientId, redirect_uris: [CB] } as RegisteredClient;
+      const got = await withClient.obtainCode(client);
+      // authlib 1.2: base64(quote(id) + ':' + quote(secret)), quote keeping '/' (computed with Python).
+      const authlib = 'Basic YWdlbnQvY2klMjAlQzMlQTk6czNjcmV0JTIwcCU0MHNzJTNBJTJCLyUyMSUyOCVDMyVBOSUyOX4=';
+      const response = await withClient.token(
+        {
+          grant_type: 'authorization_code',
+          code: got.code,
+          redirect_uri: CB,
+          code_verifier: got.pkce.verifier,
+        },
+        { authorization: authlib },
+      );
+      expect(response.status, response.body).toBe(200);
+    } finally {
+      await withClient.close();
+    }
+  });
+
   it('TOK-04 PKJ-04 credentials in both the Basic header and the body → invalid_request', async () => {
     const withBasic = await Harness.start();
     const client = await withBasic.register({ token_endpoint_auth_method: 'client_secret_basic' });
