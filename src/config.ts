@@ -9,7 +9,7 @@ import { sha256 } from './core/crypto.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
 import { createDpopNonceSource, type DpopNonceSource } from './protocol/dpop-nonce.js';
 import type { SignatureAlgorithm } from './protocol/public-jwk.js';
-import type { ClientRecord } from './storage/types.js';
+import type { ClientMetadata, ClientRecord } from './storage/types.js';
 
 /** A protected resource with its metadata URL. */
 export interface ResolvedResource {
@@ -42,6 +42,8 @@ type AsParsed = Pick<
   | 'claims'
   | 'registration'
   | 'clientSecretBasic'
+  | 'privateKeyJwt'
+  | 'clientCredentials'
   | 'tokens'
   | 'consent'
   | 'clientIdMetadataDocuments'
@@ -90,7 +92,9 @@ export interface ServerConfig extends Readonly<AsParsed> {
   /** Whether `https` client ids resolve through their metadata documents. */
   readonly cimdEnabled: boolean;
   /** Auth methods the token endpoint accepts, in metadata order. */
-  readonly tokenAuthMethods: readonly ('none' | 'client_secret_post' | 'client_secret_basic')[];
+  readonly tokenAuthMethods: readonly ClientMetadata['token_endpoint_auth_method'][];
+  /** Grant types the token endpoint offers, in metadata order. */
+  readonly grantTypes: readonly string[];
 }
 
 /** RFC 9728 §3.1: the well-known segment goes between the host and the resource's path. */
@@ -207,6 +211,8 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     claims: options.claims,
     registration: options.registration,
     clientSecretBasic: options.clientSecretBasic,
+    privateKeyJwt: options.privateKeyJwt,
+    clientCredentials: options.clientCredentials,
     staticClients: await staticClientsOf(options),
     tokens: options.tokens,
     keys: { ...options.keys, idTokenAlgs },
@@ -235,8 +241,16 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     maxBodyBytes: options.maxBodyBytes,
     housekeepingIntervalSeconds: options.housekeepingIntervalSeconds,
     clientCacheSeconds: options.clientCacheSeconds,
-    tokenAuthMethods: options.clientSecretBasic
-      ? ['none', 'client_secret_post', 'client_secret_basic']
-      : ['none', 'client_secret_post'],
+    tokenAuthMethods: [
+      'none',
+      'client_secret_post',
+      ...(options.clientSecretBasic ? (['client_secret_basic'] as const) : []),
+      ...(options.privateKeyJwt.enabled ? (['private_key_jwt'] as const) : []),
+    ],
+    grantTypes: [
+      'authorization_code',
+      'refresh_token',
+      ...(options.clientCredentials.enabled ? ['client_credentials'] : []),
+    ],
   };
 }

@@ -57,7 +57,9 @@ export const DEFAULTS = deepFreeze({
     unusedClientTtlSeconds: 7 * DAY,
     maxRedirectUris: 10,
   },
-  clientSecretBasic: false,
+  clientSecretBasic: true,
+  privateKeyJwt: { enabled: true, algorithms: ['ES256', 'RS256', 'EdDSA'], maxLifetimeSeconds: 300 },
+  clientCredentials: { enabled: false },
   tokens: {
     codeTtlSeconds: 60,
     accessTokenTtlSeconds: 900,

@@ -32,6 +32,7 @@ export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';
 export type {
   AuthorizationServerOptions,
+  ClientCredentialsOptions,
   ClientIdMetadataDocumentCacheOptions,
   ClientIdMetadataDocumentOptions,
   ConsentOptions,
@@ -42,6 +43,7 @@ export type {
   IntrospectionOptions,
   KeyOptions,
   MetadataOptions,
+  PrivateKeyJwtOptions,
   ProtectedResourceOptions,
   RegistrationOptions,
   StaticClientOptions,
@@ -55,6 +57,7 @@ export type {
   TrustProxy,
 } from './protocol/client-address.js';
 export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
+export type { ClientJwks } from './protocol/client-jwks.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
 export type { DpopProofOptions, DpopRequest, VerifiedDpopProof } from './protocol/dpop.js';
 export { dpopChallenge, verifyDpopProof } from './protocol/dpop.js';
@@ -67,7 +70,7 @@ export {
 export type { DpopNonceOptions, DpopNonceSource } from './protocol/dpop-nonce.js';
 export { createDpopNonceSource } from './protocol/dpop-nonce.js';
 export type { PublicJwk, SignatureAlgorithm } from './protocol/public-jwk.js';
-export type { MemoryReplayStoreOptions, ReplayStore } from './protocol/replay-store.js';
+export type { MemoryReplayStoreOptions } from './protocol/replay-store.js';
 export { memoryReplayStore } from './protocol/replay-store.js';
 export type {
   GuardDpopOptions,
@@ -118,6 +121,7 @@ export type {
   RedeemResult,
   RefreshRotation,
   RefreshTokenRecord,
+  ReplayStore,
   RotateResult,
   SigningKeyRecord,
   SigningKeyStore,

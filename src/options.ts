@@ -31,6 +31,7 @@ import {
   webUrl,
 } from './option-checks.js';
 import { parseAddressRange } from './protocol/ip-address.js';
+import { SIGNATURE_ALGORITHMS, type SignatureAlgorithm } from './protocol/public-jwk.js';
 import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
 import { createScopePolicy, type ScopePolicy } from './scopes/policy.js';
 import { missingStorageMethods } from './storage/shape.js';
@@ -112,7 +113,7 @@ const staticClientSchema = z
     scope: z.string().optional(),
     /**
      * Default `client_secret_post` with a secret, `none` without; `client_secret_basic` needs
-     * the `clientSecretBasic` option.
+     * the `clientSecretBasic` option (on by default).
      */
     tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
     /**
@@ -137,6 +138,32 @@ const staticClientSchema = z
       });
     }
   });
+
+const privateKeyJwtSchema = z.strictObject({
+  /**
+   * Accept `private_key_jwt` (RFC 7523 §2.2): clients registered, or described by a metadata
+   * document, with `jwks` or `jwks_uri` authenticate with a JWT signed by their private key.
+   */
+  enabled: z.boolean().default(DEFAULTS.privateKeyJwt.enabled),
+  /**
+   * The `alg`s accepted, advertised as `token_endpoint_auth_signing_alg_values_supported`.
+   * Asymmetric only: `none` and HMAC are never accepted for this method.
+   */
+  algorithms: list(z.enum(SIGNATURE_ALGORITHMS as [SignatureAlgorithm, ...SignatureAlgorithm[]]), 1).default(
+    () => [...DEFAULTS.privateKeyJwt.algorithms],
+  ),
+  /** The longest accepted assertion lifetime (`exp` after `iat` and after now), in seconds: 10 to 3600. */
+  maxLifetimeSeconds: z.number().int().min(10).max(3600).default(DEFAULTS.privateKeyJwt.maxLifetimeSeconds),
+});
+
+const clientCredentialsSchema = z.strictObject({
+  /**
+   * Offer the `client_credentials` grant (RFC 6749 §4.4) to confidential clients that register
+   * it: the client acts for itself, within the scopes the scope policy's `clientCredentialsScopes`
+   * allows it (by default the client's registered `scope`), with no refresh token.
+   */
+  enabled: z.boolean().default(DEFAULTS.clientCredentials.enabled),
+});
 
 const tokensSchema = z.strictObject({
   /** Authorization code lifetime in seconds (RFC 6749 §4.1.2 caps it at 10 minutes). */
@@ -443,8 +470,19 @@ export const optionsSchema = z
     registration: registrationSchema.prefault({}),
     /** Clients configured by the host. */
     clients: list(staticClientSchema).optional(),
-    /** Offer `client_secret_basic` besides `client_secret_post`. */
+    /**
+     * Offer `client_secret_basic` (HTTP Basic, RFC 6749 §2.3.1) besides `client_secret_post`, at
+     * the token, revocation and introspection endpoints. Default `true`: RFC 6749 §2.3.1 says the
+     * server MUST support it, and most OAuth client libraries (authlib, requests-oauthlib,
+     * golang.org/x/oauth2) send secrets this way unless told otherwise. `false` refuses Basic
+     * credentials with `401 invalid_client` and leaves the method out of the metadata.
+     * @see RFC 6749 §2.3.1
+     */
     clientSecretBasic: z.boolean().default(DEFAULTS.clientSecretBasic),
+    /** `private_key_jwt` client authentication (RFC 7523): on by default. */
+    privateKeyJwt: privateKeyJwtSchema.prefault({}),
+    /** The `client_credentials` grant (RFC 6749 §4.4): off by default. */
+    clientCredentials: clientCredentialsSchema.prefault({}),
     /** Lifetimes and formats. */
     tokens: tokensSchema.prefault({}),
     /** Signing keys. */
@@ -650,6 +688,48 @@ export interface RegistrationOptions extends z.input<typeof registrationSchema> 
  * @group Client Registration (RFC 7591)
  */
 export interface StaticClientOptions extends z.input<typeof staticClientSchema> {}
+
+/**
+ * `private_key_jwt` client authentication (RFC 7523 §2.2, OpenID Connect Core §9): a client
+ * registered (or described by a metadata document) with `jwks` or `jwks_uri` proves itself with a
+ * short-lived JWT signed by its private key, at the token, revocation and introspection endpoints.
+ * Each assertion's `jti` is accepted once, through `storage.replay`, so across every instance.
+ * Defaults: {@link DEFAULTS}`.privateKeyJwt` (on; ES256, RS256, EdDSA; 300 seconds).
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   privateKeyJwt: { algorithms: ['ES256', 'EdDSA'], maxLifetimeSeconds: 120 },
+ * });
+ * ```
+ * @see RFC 7523 §2.2 and §3, RFC 7521 §4.2, OpenID Connect Core §9
+ * @group Client Authentication (RFC 7523)
+ */
+export interface PrivateKeyJwtOptions extends z.input<typeof privateKeyJwtSchema> {}
+
+/**
+ * The `client_credentials` grant (RFC 6749 §4.4), off by default: a confidential client (secret
+ * or `private_key_jwt`) registered for the grant obtains an access token for itself, within the
+ * scopes the scope policy allows it, bound to the requested `resource`, without a refresh token.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   clientCredentials: { enabled: true },
+ * });
+ * ```
+ * @see RFC 6749 §4.4; the MCP client-credentials extension
+ * @group Tokens and Keys (RFC 6749 §5, RFC 9068)
+ */
+export interface ClientCredentialsOptions extends z.input<typeof clientCredentialsSchema> {}
 
 /**
  * Token lifetimes and formats. Defaults: {@link DEFAULTS}`.tokens`.

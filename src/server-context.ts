@@ -7,9 +7,10 @@ import type { ServerConfig } from './config.js';
 import { nowSeconds } from './core/context.js';
 import type { AuthorizationServerEvent } from './core/events.js';
 import type { KeyStore } from './keys/key-store.js';
-import { memoryReplayStore, type ReplayStore } from './protocol/replay-store.js';
+import type { ReplayStore } from './protocol/replay-store.js';
+import type { ClientKeyResolver } from './protocol/client-keys.js';
 import { type AccessTokenVerifier, storageVerifier } from './resource-server/verifier.js';
-import type { ClientRecord, Storage } from './storage/types.js';
+import type { ClientRecord } from './storage/types.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -39,8 +40,13 @@ export interface ServerContext {
   readonly keys: KeyStore;
   /** Verifies this server's access tokens against its storage (UserInfo, guards). */
   readonly verifier: AccessTokenVerifier;
-  /** Where used one-time values (DPoP proof `jti`s) are recorded: see {@link replayStoreOf}. */
+  /**
+   * Where used one-time values (client assertion and DPoP proof `jti`s) are recorded: the
+   * storage's `replay` aggregate, shared by every instance on that storage.
+   */
   readonly replayStore: ReplayStore;
+  /** The public keys of `private_key_jwt` clients (`jwks`, or `jwks_uri` fetched and cached). */
+  readonly clientKeys: ClientKeyResolver | undefined;
   /** Epoch seconds from the configured clock. */
   now(): number;
   /** Emits an audit event; listener errors are logged, never propagated. */
@@ -52,24 +58,6 @@ export interface ServerContext {
   getClient(clientId: string): Promise<ClientRecord | null>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
-}
-
-/** The replay store of storages that bring none: one per process, shared by every server in it. */
-let processReplayStore: ReplayStore | undefined;
-
-/**
- * The replay store of a storage: its `replay` aggregate when it has one (shared by every instance
- * on that storage), else this process's memory store (exact for a single instance only).
- *
- * @param storage - the server's storage
- * @returns the store that makes DPoP proofs single use
- * @see RFC 9449 §11.1
- */
-export function replayStoreOf(storage: Storage): ReplayStore {
-  const shared = (storage as { replay?: ReplayStore }).replay;
-  if (shared !== undefined) return shared;
-  processReplayStore ??= memoryReplayStore();
-  return processReplayStore;
 }
 
 /** Entries the client cache holds at most; the oldest goes first when it is full. */
@@ -86,6 +74,7 @@ export function createServerContext(
   config: ServerConfig,
   keys: KeyStore,
   external?: ClientResolver,
+  clientKeys?: ClientKeyResolver,
 ): ServerContext {
   const { clock, logger } = config.runtime;
   const listener = config.onEvent;
@@ -95,7 +84,8 @@ export function createServerContext(
     config,
     keys,
     verifier: storageVerifier({ storage: config.storage, clock }),
-    replayStore: replayStoreOf(config.storage),
+    replayStore: config.storage.replay,
+    clientKeys,
     now: () => nowSeconds(clock),
     emit(event) {
       if (listener === undefined) return;

@@ -5,12 +5,15 @@
  * framework is imported here; adapters translate.
  * @module
  */
+import type { MetadataFetcher } from './cimd/fetcher.js';
+import { createNodeMetadataFetcher } from './cimd/node-fetcher.js';
 import { createClientIdMetadataResolver } from './cimd/resolver.js';
-import { resolveConfig } from './config.js';
+import { resolveConfig, type ServerConfig } from './config.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
 import { type AuthorizedApp, listGrants, revokeGrant } from './grant-management.js';
 import { rotateSigningKeys } from './keys/rotation.js';
 import { type AuthorizationServerOptions, parseOptions } from './options.js';
+import { createClientKeyResolver } from './protocol/client-keys.js';
 import type { ResourceGuard } from './resource-server/guard.js';
 import type { AccessTokenVerifier } from './resource-server/verifier.js';
 import { type AuthorizationServerHandlers, createRouter } from './router.js';
@@ -148,6 +151,29 @@ export interface AuthorizationServer {
   close(): Promise<void>;
 }
 
+/**
+ * The fetcher of metadata documents and `jwks_uri`s: the host's, or the SSRF-safe `node:https` one
+ * with the settings of `clientIdMetadataDocuments` (built only when something may fetch).
+ */
+function outboundFetcher(config: ServerConfig): MetadataFetcher {
+  const cimd = config.clientIdMetadataDocuments;
+  if (cimd.fetcher !== undefined) return cimd.fetcher;
+  if (!config.cimdEnabled && !config.privateKeyJwt.enabled) {
+    return async () => {
+      throw new Error('outbound fetches are not enabled');
+    };
+  }
+  return createNodeMetadataFetcher({
+    ...(cimd.lookup === undefined ? {} : { lookup: cimd.lookup }),
+    ...(cimd.allowSpecialUseAddresses === undefined
+      ? {}
+      : { allowSpecialUseAddresses: cimd.allowSpecialUseAddresses }),
+    ...(cimd.ca === undefined ? {} : { ca: cimd.ca }),
+    connectTimeoutMs: cimd.connectTimeoutMs,
+    userAgent: cimd.userAgent,
+  });
+}
+
 /** Deletes expired records every `housekeepingIntervalSeconds`; returns the timer, if any. */
 function startHousekeeping(ctx: ServerContext): ReturnType<typeof setInterval> | undefined {
   const { housekeepingIntervalSeconds, storage, runtime } = ctx.config;
@@ -201,17 +227,34 @@ export async function createAuthorizationServer(
   await touchStorage(config);
   const keyPlan = signingKeyPlan(config);
   const keys = await loadSigningKeys(config, keyPlan);
+  // Metadata documents and private_key_jwt clients' jwks_uri: one SSRF-safe, bounded fetcher.
+  const fetcher = await startupStep('invalid_configuration', 'the metadata fetcher could not be built', () =>
+    outboundFetcher(config),
+  );
   // `https` client ids resolve through their metadata documents only when the host enabled it.
   const metadataDocuments = config.cimdEnabled
     ? await startupStep('invalid_configuration', 'the metadata document resolver could not be built', () =>
         createClientIdMetadataResolver({
           ...config.clientIdMetadataDocuments,
+          fetcher,
+          keyAlgorithms: config.privateKeyJwt.enabled ? config.privateKeyJwt.algorithms : null,
           clock: config.runtime.clock,
           logger: config.runtime.logger,
         }),
       )
     : undefined;
-  const ctx = createServerContext(config, keys, metadataDocuments);
+  const clientKeys = config.privateKeyJwt.enabled
+    ? createClientKeyResolver({
+        fetcher,
+        clock: config.runtime.clock,
+        logger: config.runtime.logger,
+        rules: { algorithms: config.privateKeyJwt.algorithms },
+        ...(config.clientIdMetadataDocuments.allowSpecialUseAddresses === undefined
+          ? {}
+          : { allowSpecialUseAddresses: config.clientIdMetadataDocuments.allowSpecialUseAddresses }),
+      })
+    : undefined;
+  const ctx = createServerContext(config, keys, metadataDocuments, clientKeys);
   const router = createRouter(ctx);
   const housekeeping = startHousekeeping(ctx);
 

@@ -89,6 +89,7 @@ const keys = {
   consent: (userId: string, clientId: string) => `consent/${part(userId)}/${part(clientId)}`,
   userGrant: (userId: string, grantId: string) => `user-grant/${part(userId)}/${part(grantId)}`,
   signingKey: (kid: string) => `key/${part(kid)}`,
+  replay: (key: string) => `replay/${part(key)}`,
 };
 
 type Check = Parameters<KeyValueStore['commit']>[0][number];
@@ -380,6 +381,21 @@ export function kvStorage(kv: KeyValueStore): Storage {
       update: (key) => update<SigningKeyRecord>(keys.signingKey(key.kid), () => key),
     },
 
+    replay: {
+      // One conditional commit: new, or expired and unchanged since read. A loser of the race
+      // reads again and finds the winner's unexpired key.
+      checkAndStore: (key, expiresAt, now) =>
+        atomically<boolean>(async () => {
+          const found = await read<{ expiresAt: number }>(keys.replay(key));
+          if (found !== null && found.record.expiresAt > now) return { done: false };
+          return {
+            checks: [at(keys.replay(key), found?.version ?? null)],
+            writes: [put(keys.replay(key), { expiresAt })],
+            result: true,
+          };
+        }),
+    },
+
     async deleteExpired(now) {
       let removed = 0;
       /** Deletes each key under `prefix` whose value `expired` says is, unless it changed since read. */
@@ -419,6 +435,7 @@ export function kvStorage(kv: KeyValueStore): Storage {
       );
       await sweep<string>('user-grant/', async (grantId) => (await kv.get(keys.grant(grantId))) === null);
       await sweep<SigningKeyRecord>('key/', past);
+      await sweep<{ expiresAt: number }>('replay/', past);
       return removed;
     },
     async close() {},

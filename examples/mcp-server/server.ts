@@ -151,8 +151,6 @@ export async function createMcpExample(
     resources: [{ resource: mcpResource, name: 'Notes MCP server', scopes: ['notes:read'] }],
     // MCP clients may identify themselves with an https client_id URL instead of registering.
     clientIdMetadataDocuments: { enabled: true },
-    // Confidential OAuth clients (Python's authlib, Go's x/oauth2) send their secret with HTTP Basic.
-    clientSecretBasic: true,
     authenticate: (request) => {
       const user = /(?:^|;\s*)demo_user=(\w+)/.exec(request.headers.cookie ?? '')?.[1];
       return user === undefined ? null : { id: user, authTime: Math.floor(clock() / 1000) };

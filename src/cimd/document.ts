@@ -3,9 +3,10 @@
  *
  * Rules (decided here, documented in docs/security.md):
  * - a JSON object whose `client_id` equals the URL it was fetched from, byte for byte (§4.1);
- * - no `client_secret` or `client_secret_expires_at`, and `token_endpoint_auth_method` absent or
- *   `none`: there is no way to share a secret (§4.1), and this server verifies no client keys, so
- *   `private_key_jwt` is refused too;
+ * - no `client_secret` or `client_secret_expires_at`, and `token_endpoint_auth_method` absent,
+ *   `none`, or `private_key_jwt` with `jwks` or `jwks_uri` (public keys only, a supported `alg`,
+ *   an https `jwks_uri`): there is no way to share a secret (§4.1), but a key the document
+ *   publishes proves the client at the token endpoint (RFC 7523; ChatGPT's documents use it);
  * - `redirect_uris`: 1 to `maxRedirectUris` entries, each a loopback URI by the registration rule
  *   or an https URI (the document is published by the client's own origin, which vouches for it;
  *   the consent page shows the redirect host next to the client_id host);
@@ -22,12 +23,14 @@
 import { z } from 'zod';
 import { isOAuthError, OAuthError } from '../core/errors.js';
 import { refuseHostileJson } from '../core/params.js';
+import { type ClientJwksRules, clientKeyMetadataProblem } from '../protocol/client-jwks.js';
 import {
   clientMetadataFields,
   displayName,
   grantTypesProblem,
   SUPPORTED_GRANT_TYPES,
 } from '../protocol/client-metadata.js';
+import type { AddressRange } from '../protocol/ip-address.js';
 import { checkRegisteredRedirectUri, isLoopbackRedirect } from '../protocol/redirect-uri.js';
 import { parseScope } from '../protocol/scope.js';
 import type { ClientMetadata } from '../storage/types.js';
@@ -53,7 +56,11 @@ const SECRET_METHOD = /^client_secret_[a-z_]{1,30}$/;
  * @param clientId - the URL the document was fetched from (the client_id as received)
  * @param text - the document body, decoded as UTF-8
  * @param maxRedirectUris - the most `redirect_uris` accepted
- * @returns the metadata of a public client (`token_endpoint_auth_method: 'none'`)
+ * @param keyRules - for `private_key_jwt` documents: the accepted algorithms, and the special-use
+ *   ranges a `jwks_uri` may name (default: every supported algorithm, none); `null` refuses
+ *   `private_key_jwt` (the server does not offer it)
+ * @returns the metadata of a public client (`token_endpoint_auth_method: 'none'`), or of a
+ *   `private_key_jwt` client with its `jwks` or `jwks_uri`
  * @throws ClientMetadataDocumentError `invalid_document`, with the rule broken as its reason
  * @see draft-ietf-oauth-client-id-metadata-document-01 §4.1
  * @example
@@ -74,6 +81,7 @@ export function validateMetadataDocument(
   clientId: string,
   text: string,
   maxRedirectUris: number,
+  keyRules: (ClientJwksRules & { readonly allowedAddresses?: readonly AddressRange[] }) | null = {},
 ): ClientMetadata {
   let value: unknown;
   try {
@@ -102,13 +110,22 @@ export function validateMetadataDocument(
     throw invalid('the document carries a client secret; metadata document clients are public clients');
   }
   const method = doc.token_endpoint_auth_method;
-  if (method !== undefined && method !== 'none') {
+  let keys: Pick<ClientMetadata, 'jwks' | 'jwks_uri'> = {};
+  if (method === 'private_key_jwt' && keyRules !== null) {
+    const checked = clientKeyMetadataProblem(doc, keyRules);
+    if (!checked.ok) throw invalid(checked.problem);
+    keys = checked.keys;
+  } else if (method !== undefined && method !== 'none') {
     if (typeof method === 'string' && SECRET_METHOD.test(method)) {
       throw invalid(
         `token_endpoint_auth_method '${method}' needs a shared secret, which a metadata document cannot establish`,
       );
     }
-    throw invalid("token_endpoint_auth_method must be 'none'");
+    throw invalid(
+      keyRules === null
+        ? "token_endpoint_auth_method must be 'none'"
+        : "token_endpoint_auth_method must be 'none' or 'private_key_jwt'",
+    );
   }
 
   const parsed = documentSchema.safeParse(doc);
@@ -148,7 +165,8 @@ export function validateMetadataDocument(
 
   return {
     redirect_uris: m.redirect_uris,
-    token_endpoint_auth_method: 'none',
+    token_endpoint_auth_method:
+      method === 'private_key_jwt' && keyRules !== null ? 'private_key_jwt' : 'none',
     grant_types: [...new Set(grantTypes)] as ClientMetadata['grant_types'],
     response_types: ['code'],
     application_type: m.application_type ?? (m.redirect_uris.every(isLoopbackRedirect) ? 'native' : 'web'),
@@ -167,5 +185,6 @@ export function validateMetadataDocument(
     ...(m.dpop_bound_access_tokens === undefined
       ? {}
       : { dpop_bound_access_tokens: m.dpop_bound_access_tokens }),
+    ...keys,
   };
 }

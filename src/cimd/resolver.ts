@@ -19,6 +19,7 @@
 import { type Clock, type Logger, nowSeconds, silentLogger } from '../core/context.js';
 import { DEFAULTS } from '../defaults.js';
 import type { ClientIdMetadataDocumentOptions } from '../options.js';
+import type { SignatureAlgorithm } from '../protocol/public-jwk.js';
 import type { ClientResolver } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { type CacheLifetimeBounds, cacheLifetimeSeconds, ExpiringLruCache } from './cache.js';
@@ -47,6 +48,11 @@ export interface ClientIdMetadataResolverOptions extends Omit<ClientIdMetadataDo
   clock?: Clock;
   /** Where refusals are logged (at `info`, with the host and the problem code). Default: silent. */
   logger?: Logger;
+  /**
+   * The algorithms the keys of a `private_key_jwt` document may use (`jwks`, `jwks_uri`); `null`
+   * refuses such documents, as a server without `private_key_jwt` must. Default: every supported one.
+   */
+  keyAlgorithms?: readonly SignatureAlgorithm[] | null;
 }
 
 /** Defaults of {@link ClientIdMetadataDocumentOptions}: the server's, also when used on its own. */
@@ -75,6 +81,7 @@ function readDocument(
   response: MetadataFetchResponse,
   maxBytes: number,
   maxRedirectUris: number,
+  keyRules: Parameters<typeof validateMetadataDocument>[3],
 ): ClientRecord['metadata'] {
   if (response.status !== 200) throw statusProblem(response.status);
   if (response.body.byteLength > maxBytes) {
@@ -93,7 +100,7 @@ function readDocument(
   } catch {
     throw new ClientMetadataDocumentError('invalid_document', 'the document is not valid UTF-8');
   }
-  return validateMetadataDocument(clientId, text, maxRedirectUris);
+  return validateMetadataDocument(clientId, text, maxRedirectUris, keyRules);
 }
 
 /**
@@ -132,6 +139,13 @@ export function createClientIdMetadataResolver(
   };
   const maxEntries = options.cache?.maxEntries ?? CIMD_DEFAULTS.cache.maxEntries;
   const allowedAddresses = parseAllowedAddresses(options.allowSpecialUseAddresses);
+  const keyRules =
+    options.keyAlgorithms === null
+      ? null
+      : {
+          allowedAddresses,
+          ...(options.keyAlgorithms === undefined ? {} : { algorithms: options.keyAlgorithms }),
+        };
   const fetcher: MetadataFetcher =
     options.fetcher ??
     createNodeMetadataFetcher({
@@ -172,7 +186,7 @@ export function createClientIdMetadataResolver(
         if (isClientMetadataDocumentError(error)) throw error;
         throw new ClientMetadataDocumentError('fetch_failed', 'the document could not be fetched', error);
       }
-      const metadata = readDocument(target.clientId, response, maxBytes, maxRedirectUris);
+      const metadata = readDocument(target.clientId, response, maxBytes, maxRedirectUris, keyRules);
       const record: ClientRecord = {
         clientId: target.clientId,
         metadata,

@@ -54,7 +54,7 @@ export type AuthorizationServerEvent = EventBase &
         readonly userId: string;
         readonly grantId: string;
         readonly jti: string;
-        readonly grantType: 'authorization_code' | 'refresh_token';
+        readonly grantType: 'authorization_code' | 'refresh_token' | 'client_credentials';
         readonly scope: readonly string[];
       }
     | { readonly type: 'refresh.rotated'; readonly clientId: string; readonly grantId: string }

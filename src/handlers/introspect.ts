@@ -19,6 +19,7 @@ import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
 import {
   authenticateClient,
   authenticationFailureKey,
+  hasClientAssertion,
   presentedCredentials,
 } from '../protocol/client-auth.js';
 import type { ServerContext } from '../server-context.js';
@@ -43,9 +44,11 @@ async function authenticateCaller(
   request: OAuthRequest,
   params: Params,
 ): Promise<Caller> {
-  if (request.headers.authorization === undefined && params.get('client_id') === undefined) {
+  const assertion = hasClientAssertion(params);
+  if (request.headers.authorization === undefined && params.get('client_id') === undefined && !assertion) {
     throw unauthorized(ctx, 'introspection requires client authentication');
   }
+  if (assertion) return authenticatedClient(ctx, request, params);
   const presented = presentedCredentials(ctx, request, params);
   const configured = ctx.config.introspection.callers.find((c) => c.clientId === presented.clientId);
   if (configured !== undefined) {
@@ -61,6 +64,15 @@ async function authenticateCaller(
     return { kind: 'resource_server', clientId: configured.clientId, resources: configured.resources };
   }
   if (presented.secret === undefined) throw unauthorized(ctx, 'introspection requires client authentication');
+  return authenticatedClient(ctx, request, params);
+}
+
+/** A client introspecting its own tokens (a secret or a client assertion); any failure is a 401. */
+async function authenticatedClient(
+  ctx: ServerContext,
+  request: OAuthRequest,
+  params: Params,
+): Promise<Caller> {
   try {
     const client = await authenticateClient(ctx, request, params);
     return { kind: 'client', clientId: client.clientId };

@@ -25,6 +25,8 @@ function compact(doc: Doc): Doc {
 /** The RFC 8414 document. */
 export function authorizationServerMetadata(config: ServerConfig): Doc {
   const secretMethods = config.tokenAuthMethods.filter((m) => m !== 'none');
+  // RFC 8414 §2: the algorithms of private_key_jwt, for each endpoint that accepts it.
+  const signingAlgs = config.privateKeyJwt.enabled ? config.privateKeyJwt.algorithms : undefined;
   return compact({
     issuer: config.issuer,
     authorization_endpoint: config.urls.authorization,
@@ -37,10 +39,15 @@ export function authorizationServerMetadata(config: ServerConfig): Doc {
     scopes_supported: config.scopePolicy.supported,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: config.grantTypes,
     token_endpoint_auth_methods_supported: config.tokenAuthMethods,
+    token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     revocation_endpoint_auth_methods_supported: config.tokenAuthMethods,
+    revocation_endpoint_auth_signing_alg_values_supported: signingAlgs,
     introspection_endpoint_auth_methods_supported: config.introspection.enabled ? secretMethods : undefined,
+    introspection_endpoint_auth_signing_alg_values_supported: config.introspection.enabled
+      ? signingAlgs
+      : undefined,
     code_challenge_methods_supported: ['S256'],
     // RFC 9449 §5.1: the proof algorithms the token endpoint accepts (absent when DPoP is off).
     dpop_signing_alg_values_supported: config.dpop.enabled ? config.dpop.algorithms : undefined,

@@ -4,11 +4,13 @@
  * @module
  */
 import { z } from 'zod';
+import { parseAllowedAddresses } from '../cimd/node-fetcher.js';
 import { randomToken, sha256 } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { jsonResponse, NO_STORE, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseJsonObject } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
+import { clientKeyMetadataProblem } from '../protocol/client-jwks.js';
 import { clientMetadataFields, grantTypesProblem } from '../protocol/client-metadata.js';
 import { checkRegisteredRedirectUri } from '../protocol/redirect-uri.js';
 import { parseScope } from '../protocol/scope.js';
@@ -20,6 +22,9 @@ const metadataSchema = z.object({
   ...clientMetadataFields,
   token_endpoint_auth_method: z.string().optional(),
   application_type: z.string().optional(),
+  // Checked by clientKeyMetadataProblem (public keys only, supported algorithms, https jwks_uri).
+  jwks: z.unknown().optional(),
+  jwks_uri: z.unknown().optional(),
 });
 
 function metadataError(field: string, problem: string): OAuthError {
@@ -31,17 +36,20 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
   const { config } = ctx;
   // Malformed members (missing, null, wrong JSON type) are invalid_client_metadata (ATK-30);
   // well-formed redirect URIs this server refuses are invalid_redirect_uri (RFC 7591 §3.2.2).
-  if (body.redirect_uris === undefined || body.redirect_uris === null) {
+  // A client of the client_credentials grant alone (where enabled) has no redirect URI.
+  const grantsAsked = Array.isArray(body.grant_types) ? (body.grant_types as unknown[]) : undefined;
+  const codeFlow = grantsAsked === undefined || grantsAsked.includes('authorization_code');
+  if (codeFlow && (body.redirect_uris === undefined || body.redirect_uris === null)) {
     throw metadataError('redirect_uris', 'is required');
   }
-  const parsed = metadataSchema.safeParse(body);
+  const parsed = metadataSchema.safeParse(codeFlow ? body : { redirect_uris: [], ...body });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw metadataError(issue.path.map(String).join('.') || 'body', issue.message);
   }
   const m = parsed.data;
 
-  if (m.redirect_uris.length === 0)
+  if (codeFlow && m.redirect_uris.length === 0)
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must not be empty');
   if (m.redirect_uris.length > config.registration.maxRedirectUris) {
     throw new OAuthError(
@@ -64,9 +72,25 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     throw metadataError('token_endpoint_auth_method', `must be one of ${allowedMethods.join(', ')}`);
   }
 
+  // private_key_jwt: the keys, by value or by URL (RFC 7591 §2), validated here once.
+  let keys: Pick<ClientMetadata, 'jwks' | 'jwks_uri'> = {};
+  if (method === 'private_key_jwt') {
+    const checked = clientKeyMetadataProblem(body, {
+      algorithms: config.privateKeyJwt.algorithms,
+      allowedAddresses: parseAllowedAddresses(config.clientIdMetadataDocuments.allowSpecialUseAddresses),
+    });
+    if (!checked.ok)
+      throw metadataError(checked.problem.startsWith('jwks_uri') ? 'jwks_uri' : 'jwks', checked.problem);
+    keys = checked.keys;
+  }
+
   const grantTypes = m.grant_types ?? ['authorization_code', 'refresh_token'];
-  const responseTypes = m.response_types ?? ['code'];
-  const grantProblem = grantTypesProblem(grantTypes, responseTypes);
+  const responseTypes = m.response_types ?? (codeFlow ? ['code'] : []);
+  // client_credentials: where enabled, for clients that can authenticate (RFC 6749 §4.4).
+  const extraGrants = new Set(
+    config.clientCredentials.enabled && method !== 'none' ? ['client_credentials'] : [],
+  );
+  const grantProblem = grantTypesProblem(grantTypes, responseTypes, extraGrants);
   if (grantProblem !== undefined) throw metadataError(...grantProblem);
 
   // Only native clients with loopback redirects may register (spec §5.3); an omitted
@@ -102,7 +126,7 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     redirect_uris: m.redirect_uris,
     token_endpoint_auth_method: method as ClientMetadata['token_endpoint_auth_method'],
     grant_types: [...new Set(grantTypes)] as ClientMetadata['grant_types'],
-    response_types: ['code'],
+    response_types: codeFlow ? ['code'] : [],
     application_type: 'native',
     ...(m.client_name === undefined ? {} : { client_name: m.client_name }),
     ...(m.client_uri === undefined ? {} : { client_uri: m.client_uri }),
@@ -119,6 +143,7 @@ function validateMetadata(ctx: ServerContext, body: Record<string, unknown>): Cl
     ...(m.dpop_bound_access_tokens === undefined
       ? {}
       : { dpop_bound_access_tokens: m.dpop_bound_access_tokens }),
+    ...keys,
   };
 }
 
@@ -147,7 +172,9 @@ export async function handleRegister(ctx: ServerContext, request: OAuthRequest):
   const now = ctx.now();
   const clientId = randomToken(config.runtime.random, 18);
   const confidential = metadata.token_endpoint_auth_method !== 'none';
-  const secret = confidential ? randomToken(config.runtime.random, 32) : undefined;
+  // A private_key_jwt client proves itself with its key: it gets no secret (RFC 7591 §3.2.1).
+  const usesSecret = confidential && metadata.token_endpoint_auth_method !== 'private_key_jwt';
+  const secret = usesSecret ? randomToken(config.runtime.random, 32) : undefined;
   const ttl = config.registration.unusedClientTtlSeconds;
   const record: ClientRecord = {
     clientId,

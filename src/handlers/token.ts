@@ -14,15 +14,15 @@ import {
 import { parseFormBody, parseQuery } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
+import { clientCredentialsGrant } from '../grants/client-credentials.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { authenticateClient } from '../protocol/client-auth.js';
 import { requireDpopForClient } from '../protocol/dpop-binding.js';
 import { dpopNonceHeader, requestDpopProof } from '../protocol/dpop-request.js';
 import type { ServerContext } from '../server-context.js';
 
-const SUPPORTED = new Set(['authorization_code', 'refresh_token']);
 // Credentials and grants in the URL end up in logs and Referer headers (RFC 6749 §2.3.1).
-const BODY_ONLY = ['client_secret', 'code', 'refresh_token', 'code_verifier'];
+const BODY_ONLY = ['client_secret', 'client_assertion', 'code', 'refresh_token', 'code_verifier'];
 
 /**
  * `POST {token_endpoint}`. A request with a `DPoP` proof gets tokens bound to the proof's key
@@ -51,10 +51,10 @@ export async function handleToken(ctx: ServerContext, request: OAuthRequest): Pr
   }
   const grantType = params.get('grant_type');
   if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
-  if (!SUPPORTED.has(grantType)) {
+  if (!config.grantTypes.includes(grantType)) {
     throw new OAuthError(
       'unsupported_grant_type',
-      'only the authorization_code and refresh_token grants are supported',
+      `the grants supported are ${config.grantTypes.join(', ')}`,
     );
   }
 
@@ -67,11 +67,16 @@ export async function handleToken(ctx: ServerContext, request: OAuthRequest): Pr
   if (!(client.metadata.grant_types as readonly string[]).includes(grantType)) {
     throw new OAuthError('unauthorized_client', `the client is not registered for the ${grantType} grant`);
   }
+  if (grantType === 'client_credentials' && client.metadata.token_endpoint_auth_method === 'none') {
+    throw new OAuthError('unauthorized_client', 'client_credentials is for confidential clients only');
+  }
   const proof = await requestDpopProof(ctx, request, config.urls.token);
   requireDpopForClient(proof, client.metadata.dpop_bound_access_tokens);
   const body =
     grantType === 'authorization_code'
       ? await authorizationCodeGrant(ctx, client, params, proof?.jkt)
-      : await refreshTokenGrant(ctx, client, params, proof);
+      : grantType === 'client_credentials'
+        ? await clientCredentialsGrant(ctx, client, params, proof?.jkt)
+        : await refreshTokenGrant(ctx, client, params, proof);
   return jsonResponse(200, body, { ...NO_STORE, ...(await dpopNonceHeader(ctx)) });
 }

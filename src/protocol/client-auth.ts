@@ -1,6 +1,7 @@
 /**
  * Client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3):
- * `none`, `client_secret_post`, and `client_secret_basic` where enabled. Secrets are compared as
+ * `none`, `client_secret_post`, `client_secret_basic` and `private_key_jwt` (RFC 7523 §2.2) where
+ * enabled; one method per request (PKJ-04), and only the method the client registered. Secrets are compared as
  * SHA-256 digests in constant time; an unknown client and a wrong secret fail identically, after
  * the same work (one storage read, one digest, one comparison), so neither the answer nor its
  * timing tells whether a `client_id` exists.
@@ -18,6 +19,7 @@ import { type Params, refuseHostile } from '../core/params.js';
 import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
+import { readClientAssertion, verifyClientAssertion } from './client-assertion.js';
 
 /** How the client presented itself. */
 export interface PresentedCredentials {
@@ -57,7 +59,7 @@ export function presentedCredentials(
     const space = header.indexOf(' ');
     const scheme = (space === -1 ? header : header.slice(0, space)).toLowerCase();
     if (scheme !== 'basic')
-      throw basicRealmError(ctx, 'clients authenticate with client_secret_post or Basic');
+      throw basicRealmError(ctx, 'clients authenticate with client_secret_post, Basic or a client_assertion');
     if (bodySecret !== undefined) {
       throw new OAuthError(
         'invalid_request',
@@ -112,10 +114,67 @@ export function authenticationFailureKey(
   return address === undefined ? undefined : `client:${clientId} ip:${address}`;
 }
 
+/** Whether the request carries a client assertion (either of its two parameters). */
+export function hasClientAssertion(params: Params): boolean {
+  return params.get('client_assertion') !== undefined || params.get('client_assertion_type') !== undefined;
+}
+
+/**
+ * `private_key_jwt`: the assertion's claimed client, its registered keys, the assertion verified
+ * (signature, `iss`/`sub`, audience, `exp`, `jti` used up in `storage.replay`). Every failure is
+ * `invalid_client` (400); an unknown client and a client of another method fail alike.
+ */
+async function authenticateWithAssertion(
+  ctx: ServerContext,
+  request: OAuthRequest,
+  params: Params,
+): Promise<ClientRecord> {
+  const { config } = ctx;
+  const hasBasic = singleCredentialHeader(request, 'authorization') !== undefined;
+  const presented = readClientAssertion(params, hasBasic);
+  if (presented === undefined) throw new OAuthError('invalid_request', 'client_assertion is missing');
+  const fail = (description: string): never => {
+    ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
+    throw new OAuthError('invalid_client', description);
+  };
+  if (!config.privateKeyJwt.enabled || ctx.clientKeys === undefined) {
+    return fail('private_key_jwt is not enabled on this server');
+  }
+  const client = await ctx.getClient(presented.clientId);
+  if (client === null || client.metadata.token_endpoint_auth_method !== 'private_key_jwt') {
+    return fail('client authentication failed');
+  }
+  const keys = ctx.clientKeys.lookup({
+    clientId: client.clientId,
+    jwks: client.metadata.jwks,
+    jwksUri: client.metadata.jwks_uri,
+  });
+  try {
+    await verifyClientAssertion(presented, keys, {
+      issuer: config.issuer,
+      // OIDC Core §9 and RFC 7523 §3 let untyped assertions name the endpoint instead.
+      endpointAudiences: [config.urls.token, config.urls.revocation, config.urls.introspection],
+      replayStore: config.storage.replay,
+      algorithms: config.privateKeyJwt.algorithms,
+      maxLifetimeSeconds: config.privateKeyJwt.maxLifetimeSeconds,
+      clock: config.runtime.clock,
+    });
+  } catch (error) {
+    if (error instanceof OAuthError && error.code === 'invalid_client') {
+      ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
+    }
+    throw error;
+  }
+  return client;
+}
+
 /**
  * Authenticates the client of a request. Returns the client record, or throws `invalid_client`
- * (401 with `WWW-Authenticate: Basic` when Basic was used, 400 otherwise), or `too_many_requests`
- * once this address has failed too often for a configured client (whose secret a person chose).
+ * (401 with `WWW-Authenticate: Basic` when Basic was used, 400 otherwise), `invalid_request` for
+ * two methods at once, or `too_many_requests` once this address has failed too often for a
+ * configured client (whose secret a person chose).
+ *
+ * @see RFC 6749 §2.3, RFC 7523 §2.2 and §3
  */
 export async function authenticateClient(
   ctx: ServerContext,
@@ -123,6 +182,7 @@ export async function authenticateClient(
   params: Params,
 ): Promise<ClientRecord> {
   const { config } = ctx;
+  if (hasClientAssertion(params)) return authenticateWithAssertion(ctx, request, params);
   const presented = presentedCredentials(ctx, request, params);
   // Only configured secrets can be weak; a generated one is 256 bits (see the module comment).
   const humanChosen = config.staticClients.get(presented.clientId)?.secretHash !== undefined;
@@ -146,6 +206,7 @@ export async function authenticateClient(
   if (client === null) return fail();
   const registered = client.metadata.token_endpoint_auth_method;
   if (registered === 'none') return presented.method === 'none' ? client : fail();
+  // A private_key_jwt client has no secret: anything but its assertion fails (secretMatches is false).
   if (presented.method !== registered || !secretMatches) return fail();
   return client;
 }

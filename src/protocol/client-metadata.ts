@@ -147,6 +147,8 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set(['authorizatio
  *
  * @param grantTypes - the effective grant types
  * @param responseTypes - the effective response types
+ * @param extraGrants - further grant types this client may hold (`client_credentials` where
+ *   enabled); a client holding only those needs no response type
  * @returns `undefined`, or `[field, problem]` for the first rule broken
  * @see RFC 7591 §2.1
  * @example
@@ -157,15 +159,18 @@ export const SUPPORTED_GRANT_TYPES: ReadonlySet<string> = new Set(['authorizatio
 export function grantTypesProblem(
   grantTypes: readonly string[],
   responseTypes: readonly string[],
+  extraGrants: ReadonlySet<string> = new Set(),
 ): readonly [field: string, problem: string] | undefined {
   for (const g of grantTypes) {
-    if (!SUPPORTED_GRANT_TYPES.has(g)) {
+    if (!SUPPORTED_GRANT_TYPES.has(g) && !extraGrants.has(g)) {
       return ['grant_types', `'${g}' is not supported; use authorization_code and refresh_token`];
     }
   }
   for (const r of responseTypes) {
     if (r !== 'code') return ['response_types', `'${r}' is not supported; use code`];
   }
+  const withoutCode = grantTypes.length > 0 && grantTypes.every((g) => extraGrants.has(g));
+  if (withoutCode && responseTypes.length === 0) return undefined;
   if (responseTypes.length === 0 || !grantTypes.includes('authorization_code')) {
     return [
       'grant_types',

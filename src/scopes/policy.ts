@@ -73,6 +73,12 @@ export interface ScopePolicy {
   grantable(userId: string, client: ClientRecord, scope: readonly string[]): Promise<readonly string[]>;
   /** Whether the user must be asked; false lets a remembered consent stand. */
   consentRequired(context: ConsentContext): boolean;
+  /**
+   * The most a client may obtain with the `client_credentials` grant, acting for itself (RFC 6749
+   * §4.4): the ceiling of what it may ask for. Absent: the client's registered `scope` (none when
+   * it registered none). `openid` and `offline_access` are refused whatever it says.
+   */
+  clientCredentialsScopes?(client: ClientRecord): readonly string[] | Promise<readonly string[]>;
 }
 
 /**
@@ -114,6 +120,11 @@ export interface ScopePolicyOptions {
    * every time (RFC 8252 §8.6).
    */
   trustRememberedConsentOfPublicDynamicClients?: boolean;
+  /**
+   * The ceiling of the `client_credentials` grant for a client (see
+   * {@link ScopePolicy.clientCredentialsScopes}). Default: the client's registered `scope`.
+   */
+  clientCredentialsScopes?: (client: ClientRecord) => readonly string[] | Promise<readonly string[]>;
 }
 
 /**
@@ -148,8 +159,10 @@ export function createScopePolicy(options: ScopePolicyOptions = {}): ScopePolicy
   const grantable = options.grantable;
   const trustPublic = options.trustRememberedConsentOfPublicDynamicClients ?? false;
 
+  const clientCredentialsScopes = options.clientCredentialsScopes;
   return {
     supported,
+    ...(clientCredentialsScopes === undefined ? {} : { clientCredentialsScopes }),
     describe: (scope) => registry.get(scope),
     defaultScopes: () => defaults,
     filterRequested(client, requested) {

@@ -63,6 +63,7 @@ export function memoryStorage(): Storage {
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   const consents = new Map<string, ConsentRecord>();
   const keys = new Map<string, SigningKeyRecord>();
+  const replayKeys = new Map<string, { readonly expiresAt: number }>();
   const grantsByUser = new Map<string, Set<string>>();
 
   const consentKey = (userId: string, clientId: string) => `${userId.length}:${userId}${clientId}`;
@@ -313,6 +314,16 @@ export function memoryStorage(): Storage {
       },
     },
 
+    replay: {
+      // Synchronous between awaits: the check and the write are one step.
+      async checkAndStore(key, expiresAt, now) {
+        const seen = replayKeys.get(key);
+        if (seen !== undefined && seen.expiresAt > now) return false;
+        replayKeys.set(key, { expiresAt });
+        return true;
+      },
+    },
+
     async deleteExpired(now) {
       const expired = (record: { readonly expiresAt?: number }) =>
         record.expiresAt !== undefined && record.expiresAt <= now;
@@ -335,7 +346,7 @@ export function memoryStorage(): Storage {
           deleteGrant(entry);
         }
       }
-      return removed + sweep(keys, expired);
+      return removed + sweep(keys, expired) + sweep(replayKeys, expired);
     },
     async close() {},
   };

@@ -21,6 +21,7 @@ export const STORAGE_SHAPE = {
   ],
   consents: ['get', 'save', 'delete'],
   keys: ['list', 'add', 'update'],
+  replay: ['checkAndStore'],
 } as const satisfies { readonly [K in keyof Storage]?: readonly string[] };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

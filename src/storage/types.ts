@@ -28,4 +28,5 @@ export type {
   PendingAuthorizationRecord,
 } from './contract/interactions.js';
 export type { SigningKeyRecord, SigningKeyStore } from './contract/keys.js';
+export type { ReplayStore } from './contract/replay.js';
 export type { Storage } from './contract/storage.js';

@@ -516,7 +516,7 @@ const SCENARIOS: Scenario[] = [
     error: 'unsupported_grant_type',
   },
   {
-    name: 'token request with Basic credentials while Basic is off',
+    name: 'token request with Basic credentials that do not authenticate',
     request: (ctx) => ({
       method: 'POST',
       url: '/api/oauth/token',

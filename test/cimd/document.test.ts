@@ -204,15 +204,48 @@ describe('CIMD-05 documents cannot establish a shared secret', () => {
     expect(await refusedWith(validDocument(CLIENT_ID, extra))).toContain('client secret');
   });
 
-  it('refuses private_key_jwt, which this server cannot verify', async () => {
+  it('PKJ-03 accepts private_key_jwt with a jwks_uri, as a client that proves a key (RFC 7523)', async () => {
+    const { resolve } = setup(
+      validDocument(CLIENT_ID, {
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: 'https://client.example/jwks',
+      }),
+    );
+    const client = await resolve(CLIENT_ID);
+    expect(client?.metadata.token_endpoint_auth_method).toBe('private_key_jwt');
+    expect(client?.metadata.jwks_uri).toBe('https://client.example/jwks');
+  });
+
+  it.each([
+    ['without jwks or jwks_uri', {}, 'needs jwks or jwks_uri'],
+    ['with an http jwks_uri', { jwks_uri: 'http://client.example/jwks' }, 'https'],
+    ['with a jwks_uri on a private address', { jwks_uri: 'https://10.0.0.1/jwks' }, 'address'],
+    [
+      'with a private key in jwks',
+      { jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd' }] } },
+      'private member',
+    ],
+    ['with a symmetric key in jwks', { jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } }, 'jwks.keys[0]'],
+  ])('PKJ-03 refuses private_key_jwt %s', async (_name, keys, reason) => {
     expect(
-      await refusedWith(
-        validDocument(CLIENT_ID, {
-          token_endpoint_auth_method: 'private_key_jwt',
-          jwks_uri: 'https://client.example/jwks',
-        }),
-      ),
-    ).toContain("must be 'none'");
+      await refusedWith(validDocument(CLIENT_ID, { token_endpoint_auth_method: 'private_key_jwt', ...keys })),
+    ).toContain(reason);
+  });
+
+  it('refuses private_key_jwt when the server does not offer it', async () => {
+    const script = scriptedFetcher();
+    script.serve(CLIENT_ID, {
+      body: validDocument(CLIENT_ID, {
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: 'https://client.example/jwks',
+      }),
+    });
+    const resolve = createClientIdMetadataResolver({ fetcher: script.fetcher, keyAlgorithms: null });
+    const error = await resolve(CLIENT_ID).then(
+      () => undefined,
+      (e: unknown) => e as ClientMetadataDocumentError,
+    );
+    expect(error?.reason).toContain("must be 'none'");
   });
 
   it('does not echo arbitrary method text into the reason', async () => {

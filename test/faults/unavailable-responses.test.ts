@@ -48,6 +48,7 @@ function switchableStorage(failure: () => Error) {
     grants: wrap(inner.grants),
     consents: wrap(inner.consents),
     keys: wrap(inner.keys),
+    replay: wrap(inner.replay),
     deleteExpired: (now) => inner.deleteExpired(now),
     close: () => inner.close(),
   };

@@ -41,6 +41,7 @@ function failingStorage(inner: Storage = memoryStorage()) {
     grants: wrap(inner.grants, 'grants.'),
     consents: wrap(inner.consents, 'consents.'),
     keys: wrap(inner.keys, 'keys.'),
+    replay: wrap(inner.replay, 'replay.'),
     deleteExpired: (now) => inner.deleteExpired(now),
     close: () => inner.close(),
   };

@@ -122,15 +122,20 @@ describe('authorization server metadata (RFC 8414) with the course-school config
     expect(as.code_challenge_methods_supported).toEqual(['S256']);
   });
 
-  it('MD-05 states the auth methods of the token and revocation endpoints explicitly: none and client_secret_post (RFC 8414 §2)', () => {
-    expect(as.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
-    expect(as.revocation_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
+  it('MD-05 states the auth methods of the token and revocation endpoints explicitly: none, client_secret_post and client_secret_basic (RFC 8414 §2, RFC 6749 §2.3.1)', () => {
+    const methods = ['none', 'client_secret_post', 'client_secret_basic', 'private_key_jwt'];
+    expect(as.token_endpoint_auth_methods_supported).toEqual(methods);
+    expect(as.revocation_endpoint_auth_methods_supported).toEqual(methods);
   });
 
   it('MD-05 states the introspection auth methods explicitly, without none: introspection requires authentication (RFC 7662 §2.1)', () => {
     // CONFORMANCE.md MD-05 asks for the same list as the token endpoint; RFC 7662 §2.1 requires the
     // caller to authenticate, so the library advertises (and accepts) only the secret methods.
-    expect(as.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
+    expect(as.introspection_endpoint_auth_methods_supported).toEqual([
+      'client_secret_post',
+      'client_secret_basic',
+      'private_key_jwt',
+    ]);
   });
 
   it('MD-06 advertises registration, revocation and introspection endpoints as absolute URLs that answer (RFC 8414 §2)', async () => {
@@ -349,23 +354,34 @@ describe('metadata that follows the options', () => {
     for (const h of created) await h.close();
   });
 
-  it('MD-05 lists client_secret_basic in all three auth-method lists when clientSecretBasic is on', async () => {
-    const h = await harness({ clientSecretBasic: true });
+  it('MD-05 PKJ-05 lists client_secret_basic in all three auth-method lists by default, none of them when clientSecretBasic is false', async () => {
+    const off = await getDoc(
+      await harness({ clientSecretBasic: false, privateKeyJwt: { enabled: false } }),
+      AS_PATH,
+    );
+    expect(off.token_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
+    expect(off.revocation_endpoint_auth_methods_supported).toEqual(['none', 'client_secret_post']);
+    expect(off.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
+    expect(off.token_endpoint_auth_signing_alg_values_supported).toBeUndefined();
+    const h = await harness({});
     for (const path of [AS_PATH, OIDC_PATH]) {
       const doc = await getDoc(h, path);
       expect(doc.token_endpoint_auth_methods_supported).toEqual([
         'none',
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
       expect(doc.revocation_endpoint_auth_methods_supported).toEqual([
         'none',
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
       expect(doc.introspection_endpoint_auth_methods_supported).toEqual([
         'client_secret_post',
         'client_secret_basic',
+        'private_key_jwt',
       ]);
     }
   });

@@ -300,14 +300,7 @@ describe('REG-07..REG-10 client metadata', () => {
   });
   afterAll(() => h.close());
 
-  it.each([
-    'client_secret_basic',
-    'private_key_jwt',
-    'client_secret_jwt',
-    'tls_client_auth',
-    'self_signed_tls_client_auth',
-    'unknown',
-  ])(
+  it.each(['client_secret_jwt', 'tls_client_auth', 'self_signed_tls_client_auth', 'unknown'])(
     'REG-07 refuses token_endpoint_auth_method %s with invalid_client_metadata (RFC 7591 §2)',
     async (method) => {
       expectError(
@@ -324,16 +317,21 @@ describe('REG-07..REG-10 client metadata', () => {
     expect('client_secret' in body).toBe(false);
   });
 
-  it('REG-07 accepts client_secret_basic only when the host enabled clientSecretBasic', async () => {
-    const basic = await Harness.start({ options: { clientSecretBasic: true } });
+  it('REG-07 PKJ-05 accepts client_secret_basic by default, and refuses it when clientSecretBasic is false', async () => {
+    const body = json(
+      await post(h, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_basic' }),
+    );
+    expect(body.token_endpoint_auth_method).toBe('client_secret_basic');
+    expect(body.client_secret).toMatch(BASE64URL_128_BITS);
+    const off = await Harness.start({ options: { clientSecretBasic: false } });
     try {
-      const body = json(
-        await post(basic, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_basic' }),
+      expectError(
+        await post(off, { redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_basic' }),
+        400,
+        'invalid_client_metadata',
       );
-      expect(body.token_endpoint_auth_method).toBe('client_secret_basic');
-      expect(body.client_secret).toMatch(BASE64URL_128_BITS);
     } finally {
-      await basic.close();
+      await off.close();
     }
   });
 

@@ -194,9 +194,9 @@ describe('Token revocation (RFC 7009)', () => {
       expectError(await revoke(h, client, undefined), 400, 'invalid_request');
     });
 
-    it('client_secret_basic, where enabled, authenticates too; a wrong Basic secret is 401 with a challenge', async () => {
+    it('PKJ-05 client_secret_basic (on by default) authenticates too; a wrong Basic secret is 401 with a challenge', async () => {
       await h.close();
-      h = await harnessWithIntrospection({ options: { clientSecretBasic: true } });
+      h = await harnessWithIntrospection();
       const client = await h.register({ token_endpoint_auth_method: 'client_secret_basic' });
       const basic = (secret: string) =>
         `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`;

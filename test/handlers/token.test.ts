@@ -77,14 +77,20 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     expect((await h.exchange(conf, code, p)).status).toBe(200);
   });
 
-  it('TOK-03 failed Basic authentication → 401 with WWW-Authenticate: Basic (Basic disabled, and wrong secret when enabled)', async () => {
-    const { code, pkce: p } = await h.obtainCode(conf);
+  it('TOK-03 PKJ-05 failed Basic authentication → 401 with WWW-Authenticate: Basic (Basic turned off, and a wrong secret by default)', async () => {
+    const off = await Harness.start({ options: { clientSecretBasic: false } });
+    const offClient = await off.register({ token_endpoint_auth_method: 'client_secret_post' });
+    const { code, pkce: p } = await off.obtainCode(offClient);
     const params = { grant_type: 'authorization_code', code, redirect_uri: CB, code_verifier: p.verifier };
-    const disabled = await h.token(params, { authorization: basic(conf.client_id, conf.client_secret!) });
+    const disabled = await off.token(params, {
+      authorization: basic(offClient.client_id, offClient.client_secret!),
+    });
     expectError(disabled, 'invalid_client', 401);
     expect(disabled.headers['www-authenticate']).toMatch(/^Basic realm=/);
+    await off.close();
 
-    const withBasic = await Harness.start({ options: { clientSecretBasic: true } });
+    // client_secret_basic is on by default (RFC 6749 §2.3.1).
+    const withBasic = await Harness.start();
     const client = await withBasic.register({ token_endpoint_auth_method: 'client_secret_basic' });
     const got = await withBasic.obtainCode(client);
     const base = {
@@ -102,8 +108,38 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     await withBasic.close();
   });
 
-  it('TOK-04 credentials in both the Basic header and the body → invalid_request', async () => {
-    const withBasic = await Harness.start({ options: { clientSecretBasic: true } });
+  it("PKJ-05 Basic credentials encoded as authlib encodes them (Python's quote, then base64) authenticate a configured client", async () => {
+    const clientId = 'agent/ci é';
+    const clientSecret = 's3cret p@ss:+/!(é)~';
+    const withClient = await Harness.start({
+      options: {
+        clients: [
+          { clientId, clientSecret, redirectUris: [CB], tokenEndpointAuthMethod: 'client_secret_basic' },
+        ],
+      },
+    });
+    try {
+      const client = { client_id: clientId, redirect_uris: [CB] } as RegisteredClient;
+      const got = await withClient.obtainCode(client);
+      // authlib 1.2: base64(quote(id) + ':' + quote(secret)), quote keeping '/' (computed with Python).
+      const authlib = 'Basic YWdlbnQvY2klMjAlQzMlQTk6czNjcmV0JTIwcCU0MHNzJTNBJTJCLyUyMSUyOCVDMyVBOSUyOX4=';
+      const response = await withClient.token(
+        {
+          grant_type: 'authorization_code',
+          code: got.code,
+          redirect_uri: CB,
+          code_verifier: got.pkce.verifier,
+        },
+        { authorization: authlib },
+      );
+      expect(response.status, response.body).toBe(200);
+    } finally {
+      await withClient.close();
+    }
+  });
+
+  it('TOK-04 PKJ-04 credentials in both the Basic header and the body → invalid_request', async () => {
+    const withBasic = await Harness.start();
     const client = await withBasic.register({ token_endpoint_auth_method: 'client_secret_basic' });
     const got = await withBasic.obtainCode(client);
     const response = await withBasic.token(

@@ -29,6 +29,7 @@ export function recordingStorage(inner: Storage = memoryStorage()): { storage: S
     grants: recorded(inner.grants, 'grants.', calls),
     consents: recorded(inner.consents, 'consents.', calls),
     keys: recorded(inner.keys, 'keys.', calls),
+    replay: recorded(inner.replay, 'replay.', calls),
     deleteExpired: (now) => {
       calls.push('deleteExpired');
       return inner.deleteExpired(now);

@@ -121,7 +121,7 @@ describe.skipIf(postgres === undefined)(
         schema,
         fromVersion: 1,
         toVersion: 5,
-        applied: [2, 3, 5],
+        applied: [2, 3, 4, 5],
       });
 
       const storage = postgresStorage({ connectionString: url }, { schema, autoMigrate: false });
@@ -174,7 +174,7 @@ describe.skipIf(postgres === undefined)(
           schema: v2,
           fromVersion: 2,
           toVersion: 5,
-          applied: [3, 5],
+          applied: [3, 4, 5],
         });
         const { rows } = await pool.query<{ indexdef: string }>(
           `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('access_tokens', 'refresh_tokens')

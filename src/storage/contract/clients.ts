@@ -2,6 +2,7 @@
  * The clients aggregate: registered OAuth clients (RFC 7591), keyed by `client_id`.
  * @module
  */
+import type { ClientJwks } from '../../protocol/client-jwks.js';
 
 /**
  * Client metadata as registered (RFC 7591 §2), with the wire's snake_case names: the effective
@@ -29,8 +30,12 @@
  */
 export interface ClientMetadata {
   readonly redirect_uris: readonly string[];
-  readonly token_endpoint_auth_method: 'none' | 'client_secret_post' | 'client_secret_basic';
-  readonly grant_types: readonly ('authorization_code' | 'refresh_token')[];
+  readonly token_endpoint_auth_method:
+    | 'none'
+    | 'client_secret_post'
+    | 'client_secret_basic'
+    | 'private_key_jwt';
+  readonly grant_types: readonly ('authorization_code' | 'refresh_token' | 'client_credentials')[];
   readonly response_types: readonly 'code'[];
   readonly application_type: 'native' | 'web';
   readonly client_name?: string;
@@ -48,6 +53,10 @@ export interface ClientMetadata {
    * always DPoP-bound (RFC 9449 §5.2).
    */
   readonly dpop_bound_access_tokens?: boolean;
+  /** The client's public keys, by value (`private_key_jwt`, RFC 7591 §2); never with `jwks_uri`. */
+  readonly jwks?: ClientJwks;
+  /** Where the client publishes its public keys (`private_key_jwt`, RFC 7591 §2): an https URL. */
+  readonly jwks_uri?: string;
 }
 
 /**

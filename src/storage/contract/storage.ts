@@ -30,13 +30,14 @@ import type { ConsentStore } from './consents.js';
 import type { GrantStore } from './grants.js';
 import type { InteractionStore } from './interactions.js';
 import type { SigningKeyStore } from './keys.js';
+import type { ReplayStore } from './replay.js';
 
 /**
  * The storage interface: one store per aggregate, plus housekeeping. See the module
  * documentation for the conventions every method follows, and `runStorageConformance` in
  * `portcullis/testing` for the executable version of this contract. The atomic steps are
- * {@link InteractionStore.consume}, {@link InteractionStore.complete}, {@link CodeStore.redeem}
- * and {@link GrantStore.rotateRefreshToken}. docs/storage.md walks through an adapter.
+ * {@link InteractionStore.consume}, {@link InteractionStore.complete}, {@link CodeStore.redeem},
+ * {@link GrantStore.rotateRefreshToken} and {@link ReplayStore.checkAndStore}. docs/storage.md walks through an adapter.
  *
  * @example
  * ```ts
@@ -66,12 +67,18 @@ export interface Storage {
   /** Signing keys. */
   readonly keys: SigningKeyStore;
   /**
+   * One-time values (client assertion and DPoP proof `jti`s), each accepted once across every
+   * instance that shares this storage. {@link ReplayStore.checkAndStore} is ATOMIC.
+   */
+  readonly replay: ReplayStore;
+  /**
    * Deletes what has expired by `now`: pending authorizations; codes past their tombstone time
    * (`expiresAt + CODE_TOMBSTONE_SECONDS`); access and refresh tokens past `expiresAt` (rotated
    * refresh tokens included: kept until then, so that their reuse is still detected); grants past
    * their absolute expiry, grants left without any token whose `expiresAt > now` (nothing can use
    * them any more), and revoked grants `CODE_TOMBSTONE_SECONDS` after revocation (with their
-   * remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`. Must not block
+   * remaining tokens); unused clients past `expiresAt`; keys past `expiresAt`; replay keys past
+   * `expiresAt`. Must not block
    * concurrent requests for long (adapters delete in batches). Returns the number of records
    * removed.
    */

@@ -173,8 +173,20 @@ const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS ${s}.refresh_tokens_grant_id_idx`,
     ],
   },
-  // Version 4 is the replay store of client assertions and DPoP proofs (another change); 5 does not
-  // depend on it, and the runner applies whatever versions are pending, in order.
+  {
+    // Schema 4 holds the replay aggregate: one-time values (client assertion and DPoP proof jtis),
+    // each a fixed-length digest, kept until it expires. A new table only: the previous release
+    // runs unchanged on this schema.
+    version: 4,
+    name: 'replay keys',
+    statements: (s) => [
+      `CREATE TABLE ${s}.replay_keys (
+        key text COLLATE "C" PRIMARY KEY,
+        expires_at bigint NOT NULL
+      )`,
+      `CREATE INDEX replay_keys_expires_at_idx ON ${s}.replay_keys (expires_at)`,
+    ],
+  },
   {
     // Schema 5 goes with DPoP (RFC 9449): the thumbprint of the key an access token (`cnf.jkt`) or
     // a public client's refresh token is bound to. Nullable columns without a default: adding them
@@ -258,7 +270,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 5] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 4, 5] }
  * ```
  */
 export async function migrateSchema(

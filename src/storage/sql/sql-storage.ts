@@ -18,6 +18,7 @@ import type {
   ConsentStore,
   GrantStore,
   InteractionStore,
+  ReplayStore,
   RotateResult,
   SigningKeyStore,
   Storage,
@@ -70,6 +71,7 @@ export class SqlStorage implements Storage {
   readonly grants: GrantStore;
   readonly consents: ConsentStore;
   readonly keys: SigningKeyStore;
+  readonly replay: ReplayStore;
   readonly #db: SqlExecutor;
   readonly #sql: StorageStatements;
   readonly #settings: SqlStorageSettings;
@@ -260,6 +262,13 @@ export class SqlStorage implements Storage {
         await exec(sql.addSigningKey, signingKeysTable.params(key), 'insert');
       },
       update: (key) => some(sql.updateSigningKey, signingKeysTable.params(key)),
+    };
+
+    this.replay = {
+      // Never repeated: a repetition after a lost commit would find the key and say "replay",
+      // refusing the one caller that did succeed; failing closed is the safe answer.
+      checkAndStore: async (key, expiresAt, now) =>
+        (await rows(sql.checkAndStoreReplayKey, [key, expiresAt, now], 'never')).length > 0,
     };
   }
 

@@ -45,6 +45,7 @@ export function storageStatements(schema: string) {
   const refresh = `${s}.${refreshTokensTable.name}`;
   const consents = `${s}.${consentsTable.name}`;
   const keys = `${s}.${signingKeysTable.name}`;
+  const replay = `${s}.replay_keys`;
 
   const clientCols = clientsTable.columns;
   const pendingCols = pendingAuthorizationsTable.columns;
@@ -293,6 +294,14 @@ export function storageStatements(schema: string) {
     addSigningKey: insert(keys, keyCols),
     updateSigningKey: statement(`UPDATE ${keys} SET ${keyCols.assignments()} WHERE kid = $1 RETURNING 1`),
 
+    // ---- replay keys: $1 key, $2 expires_at, $3 now -----------------------------------------------
+    // One statement decides: a new key is inserted; an existing one is taken over only when it
+    // has expired. A concurrent insert of the same key waits for the first to commit, then
+    // re-checks the WHERE on the committed row: exactly one caller gets a row back.
+    checkAndStoreReplayKey: statement(`INSERT INTO ${replay} AS r (key, expires_at) VALUES ($1, $2)
+      ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE r.expires_at <= $3
+      RETURNING 1`),
+
     // ---- housekeeping: $1 now, $2 batch size ---------------------------------------------------
     /** In the order deleteExpired runs them: tokens before the grants they belong to. */
     deleteExpired: [
@@ -307,6 +316,7 @@ export function storageStatements(schema: string) {
       deleteBatch(grants, 'expires_at <= $1'),
       deleteBatch(grants, `revoked_at <= $1::bigint - ${CODE_TOMBSTONE_SECONDS}`),
       deleteBatch(keys, 'expires_at <= $1'),
+      deleteBatch(replay, 'expires_at <= $1'),
     ],
   } satisfies Record<string, SqlStatement | readonly SqlStatement[]>;
 }

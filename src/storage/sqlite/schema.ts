@@ -31,6 +31,7 @@ export const TABLES = {
   refresh: 'portcullis_refresh_tokens',
   consents: 'portcullis_consents',
   keys: 'portcullis_signing_keys',
+  replay: 'portcullis_replay_keys',
 } as const;
 
 const MIGRATIONS_TABLE = 'portcullis_migrations';
@@ -158,8 +159,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT`,
     ],
   },
-  // Version 2 is the replay store of client assertions and DPoP proofs (another change); 3 does not
-  // depend on it, and the runner applies whatever versions are pending, in order.
+  {
+    // The replay aggregate: one-time values (client assertion and DPoP proof jtis), each a
+    // fixed-length digest, kept until it expires. A new table only.
+    version: 2,
+    name: 'replay keys',
+    statements: [
+      `CREATE TABLE ${T.replay} (
+        key TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      ) STRICT`,
+      `CREATE INDEX ${T.replay}_expires_at ON ${T.replay} (expires_at)`,
+    ],
+  },
   {
     // DPoP (RFC 9449): the thumbprint of the key an access token (`cnf.jkt`) or a public client's
     // refresh token is bound to; null for bearer tokens. Adding a nullable column rewrites nothing.

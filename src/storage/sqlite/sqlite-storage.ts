@@ -19,6 +19,7 @@ import type {
   ConsentStore,
   GrantStore,
   InteractionStore,
+  ReplayStore,
   RotateResult,
   SigningKeyStore,
   Storage,
@@ -84,6 +85,7 @@ export class SqliteStorage implements Storage {
   readonly grants: GrantStore;
   readonly consents: ConsentStore;
   readonly keys: SigningKeyStore;
+  readonly replay: ReplayStore;
   readonly #settings: SqliteStorageSettings;
   #db: SqliteDatabase | undefined;
   #opening: Promise<SqliteDatabase> | undefined;
@@ -297,6 +299,11 @@ export class SqliteStorage implements Storage {
           const [kid, ...rest] = keyParams(key);
           return changed(db.run(SQL.updateKey, ...rest, kid ?? null));
         }),
+    };
+
+    this.replay = {
+      checkAndStore: (key, expiresAt, now) =>
+        step((db) => db.get<{ key: string }>(SQL.checkAndStoreReplayKey, key, expiresAt, now) !== undefined),
     };
   }
 

@@ -31,7 +31,7 @@ import {
 } from './rows.js';
 import { TABLES } from './schema.js';
 
-const { clients, pending, codes, grants, access, refresh, consents, keys } = TABLES;
+const { clients, pending, codes, grants, access, refresh, consents, keys, replay } = TABLES;
 
 /** Revokes the active tokens of the grants `grantIds` (a subquery) names; first parameter: now. */
 const revokeTokensOf = (table: string, grantIds: string) =>
@@ -143,6 +143,12 @@ export const SQL = {
   /** every column but kid, then kid */
   updateKey: `UPDATE ${keys} SET alg = ?, private_jwk = ?, created_at = ?, activates_at = ?,
     retires_at = ?, expires_at = ? WHERE kid = ?`,
+
+  // ---- replay keys -----------------------------------------------------------------------------
+  /** key, expires_at, now: a row back when the key was new or had expired (one statement, one write lock). */
+  checkAndStoreReplayKey: `INSERT INTO ${replay} (key, expires_at) VALUES (?, ?)
+    ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE ${replay}.expires_at <= ?
+    RETURNING key`,
 } as const;
 
 /**
@@ -191,4 +197,5 @@ export const DELETE_EXPIRED: readonly Cleanup[] = [
   { batch: deleteBatch(grants, 'expires_at <= ?') },
   { batch: deleteBatch(grants, `revoked_at <= ? - ${CODE_TOMBSTONE_SECONDS}`) },
   { batch: deleteBatch(keys, 'expires_at <= ?') },
+  { batch: deleteBatch(replay, 'expires_at <= ?') },
 ];

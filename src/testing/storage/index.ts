@@ -14,6 +14,7 @@ import { grantsSuite } from './grants.js';
 import { interactionsSuite } from './interactions.js';
 import { keysSuite } from './keys.js';
 import { racesSuite } from './races.js';
+import { replaySuite } from './replay.js';
 import { type ConformanceRunner, createKit, type StorageConformanceOptions } from './runner.js';
 
 export { fixtures } from './fixtures.js';
@@ -29,7 +30,7 @@ export type { ConformanceMatchers, ConformanceRunner, StorageConformanceOptions 
  * Registers the conformance suite for one {@link Storage} adapter: every method of every
  * aggregate, null versus throw, expiry at exactly `expiresAt`, tombstones, and the atomic steps
  * under parallel callers (one code redeemed by 50, one refresh token rotated by 20, a revocation
- * racing rotations, one pending authorization consumed by 50), split across two instances when
+ * racing rotations, one pending authorization consumed by 50, one replay key stored by 50), split across two instances when
  * `createSecond` is given.
  *
  * @param runner - the test runner's `describe`, `it` and `expect`
@@ -54,6 +55,7 @@ export function runStorageConformance(runner: ConformanceRunner, options: Storag
     grantsSuite(kit);
     consentsSuite(kit);
     keysSuite(kit);
+    replaySuite(kit);
     racesSuite(kit);
     expirySuite(kit);
   });

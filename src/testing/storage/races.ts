@@ -7,6 +7,7 @@
 import type { RefreshRotation, Storage } from '../../storage/types.js';
 import { fixtures, NOW } from './fixtures.js';
 import { rotationOf } from './grants.js';
+import { replayKeyFixture } from './replay.js';
 import type { Kit } from './runner.js';
 
 /** Registers the race tests. */
@@ -17,6 +18,22 @@ export function racesSuite(kit: Kit): void {
   const r = kit.parallelRefreshes;
 
   describe(`races ${where}`, () => {
+    kit.test(
+      `ATOMIC checkAndStore: ${n} parallel stores of one replay key, exactly one is told it is new (RFC 7523 §3, RFC 9449 §11.1)`,
+      async ({ at }) => {
+        const key = replayKeyFixture();
+        const results = await Promise.all(
+          Array.from({ length: n }, (_, i) => at(i).replay.checkAndStore(key, NOW + 60, NOW)),
+        );
+        expect(results.filter((fresh) => fresh)).toHaveLength(1);
+        // Expired, the key is taken over again: by exactly one of the next racers.
+        const again = await Promise.all(
+          Array.from({ length: n }, (_, i) => at(i).replay.checkAndStore(key, NOW + 200, NOW + 60)),
+        );
+        expect(again.filter((fresh) => fresh)).toHaveLength(1);
+      },
+    );
+
     kit.test(
       `ATOMIC redeem: ${n} parallel redemptions of one code, exactly one wins and every other is told it is a replay of that grant (RFC 6749 §4.1.2)`,
       async ({ storage, at }) => {

@@ -121,7 +121,7 @@ export function buildAuthMd(input: AuthMdInput): string {
       : '- A fixed https redirect URI is refused with `400` and `invalid_redirect_uri`: such a client needs a registered integration arranged with support.',
     '- Use `application_type: "native"`.',
     input.registration.confidentialClients
-      ? '- Public clients register `token_endpoint_auth_method: "none"`; confidential clients `client_secret_post` and get a `client_secret`.'
+      ? '- Public clients register `token_endpoint_auth_method: "none"`; confidential clients `client_secret_basic` (HTTP Basic, what most OAuth libraries send by default) or `client_secret_post`, and get a `client_secret`.'
       : '- Only public clients (`token_endpoint_auth_method: "none"`) may register.',
     '',
     '## Scopes',

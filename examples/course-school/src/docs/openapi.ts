@@ -74,7 +74,9 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
           client_id: z.string().describe('The client identifier'),
           code: optional('The authorization code'),
           redirect_uri: optional('The redirect URI of the authorization request'),
-          client_secret: optional('Confidential clients (`client_secret_post`)'),
+          client_secret: optional(
+            'Confidential clients registered with `client_secret_post` (others send `Authorization: Basic`)',
+          ),
           code_verifier: optional('The PKCE verifier'),
           refresh_token: optional('For `grant_type=refresh_token`'),
           resource: optional('RFC 8707 resource indicator'),
