@@ -7,8 +7,8 @@ import type { ServerConfig } from './config.js';
 import { nowSeconds } from './core/context.js';
 import type { AuthorizationServerEvent } from './core/events.js';
 import type { KeyStore } from './keys/key-store.js';
-import type { ReplayStore } from './protocol/replay-store.js';
 import type { ClientKeyResolver } from './protocol/client-keys.js';
+import type { ReplayStore } from './protocol/replay-store.js';
 import { type AccessTokenVerifier, storageVerifier } from './resource-server/verifier.js';
 import type { ClientRecord } from './storage/types.js';
 

@@ -213,6 +213,12 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
     const versions = await db.query<{ version: number }>(
       'SELECT version FROM tenant_a.portcullis_migrations',
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
+    expect(versions.rows).toEqual([
+      { version: 1 },
+      { version: 2 },
+      { version: 3 },
+      { version: 4 },
+      { version: 5 },
+    ]);
   });
 });
