@@ -4,6 +4,7 @@
  * the issuer, resources with their metadata locations, static secrets hashed.
  * @module
  */
+import { announceRiskySettings } from './config-warnings.js';
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
@@ -130,8 +131,8 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
 
 /**
  * Resolves validated options into the configuration: derives URLs, resources, key algorithms and
- * login redirects, and hashes the configured secrets. Logs, once, what is acceptable only in
- * development (an `http` issuer).
+ * login redirects, and hashes the configured secrets. Announces, once, the settings that are
+ * dangerous in production (`config-warnings.ts`).
  *
  * @param options - from {@link parseOptions}
  * @returns the configuration
@@ -174,11 +175,7 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     });
   }
 
-  if (issuer.startsWith('http://')) {
-    logger.warn('the issuer uses http: acceptable on loopback for development, never in production', {
-      issuer,
-    });
-  }
+  announceRiskySettings(options);
 
   return {
     issuer,

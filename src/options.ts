@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 import type { HostLookup, MetadataFetcher } from './cimd/fetcher.js';
-import { type Clock, type Logger, silentLogger } from './core/context.js';
+import { type Clock, defaultLogger, type Logger } from './core/context.js';
 import { type RandomSource, secureRandom } from './core/crypto.js';
 import type { EventListener } from './core/events.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
@@ -456,8 +456,12 @@ export const optionsSchema = z
      * @see docs/configuration.md (caches and their windows)
      */
     clientCacheSeconds: seconds.max(300).default(DEFAULTS.clientCacheSeconds),
-    /** Logger. Default: silent. */
-    logger: implementing<Logger>('Logger', ['debug', 'info', 'warn', 'error']).default(() => silentLogger),
+    /**
+     * Where the server's warnings and errors go. Default: {@link defaultLogger}, one JSON line per
+     * warning or error on standard error (a 500 with its request id, the risky settings announced
+     * at start); pass `silentLogger` to drop them.
+     */
+    logger: implementing<Logger>('Logger', ['debug', 'info', 'warn', 'error']).default(() => defaultLogger),
     /** Clock returning epoch milliseconds. Default `Date.now`. */
     clock: fn<Clock>('() => epoch milliseconds').default(() => Date.now),
     /** Random source. Default Web Crypto. */

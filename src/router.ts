@@ -4,7 +4,7 @@
  * is a 413, a thrown `OAuthError` its response, anything else a 500 without its message).
  * @module
  */
-import { logFailure, OAuthError } from './core/errors.js';
+import { OAuthError } from './core/errors.js';
 import {
   errorResponse,
   type OAuthRequest,
@@ -13,6 +13,7 @@ import {
   splitUrl,
 } from './core/http.js';
 import { bodySize } from './core/params.js';
+import { logRequestFailure, withRequestId } from './core/request-id.js';
 import { handleAuthorize } from './handlers/authorize.js';
 import { handleAuthorizeDecision } from './handlers/authorize-decision.js';
 import { handleIntrospect } from './handlers/introspect.js';
@@ -155,10 +156,9 @@ export function createRouter(ctx: ServerContext): Router {
       return await route(ctx, request);
     } catch (error) {
       const response = errorResponse(error);
-      if (response.status >= 500) {
-        logFailure(runtime.logger, 'request failed', error, { path: splitUrl(request.url).path });
-      }
-      return response;
+      if (response.status < 500) return response;
+      // Logged once, under the id the response carries: what a user reports finds the line.
+      return withRequestId(response, logRequestFailure(runtime, request, 'request failed', error));
     }
   }
 

@@ -179,8 +179,7 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   answerOtherMethods(app);
   app.notFound(() => json(404, { error: 'not_found', error_description: 'no such resource' }));
   app.onError((error, c) => {
-    logFailure(c.req.method, c.req.path, error);
-    return errorResponse(error);
+    return errorResponse(error, logFailure(c.req.method, c.req.path, error));
   });
   openapi = JSON.stringify(buildOpenApi(app, { discovery, scopes: courseSchoolScopes, title: TITLE }));
   return app;
