@@ -7,7 +7,9 @@
 import { announceRiskySettings } from './config-warnings.js';
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
+import type { OAuthRequest } from './core/http.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
+import { clientAddressKey } from './protocol/client-address.js';
 import type { ClientRecord } from './storage/types.js';
 
 /** A protected resource with its metadata URL. */
@@ -46,6 +48,7 @@ type AsParsed = Pick<
   | 'clientIdMetadataDocuments'
   | 'rateLimiter'
   | 'clientIp'
+  | 'ipv6PrefixLength'
   | 'onEvent'
   | 'metadata'
   | 'maxBodyBytes'
@@ -130,6 +133,28 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
 }
 
 /**
+ * The key every per-address limit counts a request under: `clientIp`, an IPv6 address cut to
+ * `ipv6PrefixLength` (a key the host's resolver already cut is kept). With a rate limiter and no
+ * address, per-address limits count nothing: said once, at `warn`, so that an adapter passing no
+ * address (a Fetch handler without `remoteAddress`) does not switch them off unnoticed.
+ */
+function rateLimitKey(options: ParsedOptions): (request: OAuthRequest) => string | undefined {
+  const { clientIp, ipv6PrefixLength, rateLimiter, logger } = options;
+  let warned = rateLimiter === undefined;
+  return (request) => {
+    const key = clientAddressKey(clientIp(request), ipv6PrefixLength);
+    if (key === undefined && !warned) {
+      warned = true;
+      logger.warn(
+        'rate limits are configured but a request came without a client address, so per-address limits do not count it: pass remoteAddress to createFetchHandler (the platform address), or set clientIp',
+        { option: 'clientIp' },
+      );
+    }
+    return key;
+  };
+}
+
+/**
  * Resolves validated options into the configuration: derives URLs, resources, key algorithms and
  * login redirects, and hashes the configured secrets. Announces, once, the settings that are
  * dangerous in production (`config-warnings.ts`).
@@ -201,7 +226,8 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     clientIdMetadataDocuments: options.clientIdMetadataDocuments,
     cimdEnabled: options.clientIdMetadataDocuments.enabled,
     rateLimiter: options.rateLimiter,
-    clientIp: options.clientIp,
+    clientIp: rateLimitKey(options),
+    ipv6PrefixLength: options.ipv6PrefixLength,
     onEvent: options.onEvent,
     metadata: options.metadata,
     maxBodyBytes: options.maxBodyBytes,

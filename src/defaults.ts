@@ -86,6 +86,7 @@ export const DEFAULTS = deepFreeze({
     userAgent: 'portcullis (client metadata fetcher)',
   },
   metadata: { serviceName: 'Authorization' },
+  ipv6PrefixLength: 64,
   maxBodyBytes: 64 * 1024,
   housekeepingIntervalSeconds: 300,
   clientCacheSeconds: 5,

@@ -423,8 +423,11 @@ export const optionsSchema = z
     /** Rate limiting; none by default. */
     rateLimiter: implementing<RateLimiter>('RateLimiter', ['consume']).optional(),
     /**
-     * The client's rate-limit key: every per-address limit counts under it. Default: the
-     * adapter's peer address (`request.remoteAddress`). Behind reverse proxies pass
+     * The client's rate-limit key: every per-address limit counts under it (an IPv6 address cut
+     * to `ipv6PrefixLength`). Default: the adapter's peer address (`request.remoteAddress`; give
+     * `createFetchHandler` its `remoteAddress` option on Fetch runtimes). When rate limits are
+     * configured and a request has no address, per-address limits count nothing for it: the
+     * server warns once. Behind reverse proxies pass
      * `createClientAddressResolver({ trustProxy }).clientIp`, which believes `X-Forwarded-For` only
      * as far as the proxies you trust and keys IPv6 clients by /64; never read that header
      * yourself without such a check, as any client can write it.
@@ -432,6 +435,13 @@ export const optionsSchema = z
     clientIp: fn<(request: OAuthRequest) => string | undefined>('request => ip').default(
       () => (request: OAuthRequest) => request.remoteAddress,
     ),
+    /**
+     * Bits of an IPv6 client address that make its rate-limit key (1 to 128): every address of one
+     * /64 (one subscriber line, RFC 6177) shares one budget, so a site cannot multiply its buckets by
+     * changing the low bits. Applied to what `clientIp` returns; IPv4 addresses are keys as they are.
+     * @see RFC 4291 §2.5.4, RFC 6177
+     */
+    ipv6PrefixLength: z.number().int().min(1).max(128).default(DEFAULTS.ipv6PrefixLength),
     /** Audit events. */
     onEvent: fn<EventListener>('event => void').optional(),
     /** Text of the discovery documents and pages. */
