@@ -37,6 +37,7 @@ type SigningAlg = ParsedOptions['keys']['idTokenAlg'];
 type AsParsed = Pick<
   ParsedOptions,
   | 'issuer'
+  | 'allowedHosts'
   | 'storage'
   | 'scopePolicy'
   | 'authenticate'
@@ -204,6 +205,7 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
 
   return {
     issuer,
+    allowedHosts: options.allowedHosts,
     origin,
     storage: options.storage,
     scopePolicy: options.scopePolicy,

@@ -54,6 +54,8 @@ export type {
 } from './protocol/client-address.js';
 export { clientAddressKey, createClientAddressResolver } from './protocol/client-address.js';
 export { normalizeDisplayName } from './protocol/client-metadata.js';
+export type { HostCheckOptions } from './protocol/host.js';
+export { createHostCheck } from './protocol/host.js';
 export type {
   GuardRequest,
   GuardRequirement,

@@ -359,6 +359,22 @@ export const optionsSchema = z
           });
         }
       }),
+    /**
+     * Host names the server answers for besides the issuer's (lower case, no port; an IPv6 address
+     * in brackets), e.g. the address a health check uses. A request whose `Host` names another is
+     * refused `421` before any endpoint runs (DNS rebinding, ABU-06); a loopback issuer accepts
+     * every loopback name. `'*'` turns the check off (only behind a proxy that checks the host).
+     * Default: none.
+     * @see RFC 9110 §7.2, §15.5.20
+     */
+    allowedHosts: list(
+      z
+        .string()
+        .regex(
+          /^(\*|\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*)$/,
+          'must be a lower-case host name without port, or *',
+        ),
+    ).optional(),
     /** Where clients, codes, grants, tokens and keys live. */
     storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
       error: (issue) =>

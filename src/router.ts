@@ -22,6 +22,7 @@ import { handleRegister } from './handlers/register.js';
 import { handleRevoke } from './handlers/revoke.js';
 import { handleToken } from './handlers/token.js';
 import { handleUserinfo } from './handlers/userinfo.js';
+import { createHostCheck, misdirected } from './protocol/host.js';
 import type { ServerContext } from './server-context.js';
 
 /**
@@ -149,9 +150,12 @@ function routeTable(ctx: ServerContext): Map<string, Route> {
 export function createRouter(ctx: ServerContext): Router {
   const routes = routeTable(ctx);
   const { maxBodyBytes, runtime } = ctx.config;
+  const hostAllowed = createHostCheck(ctx.config);
 
   async function run(route: Route, request: OAuthRequest): Promise<OAuthResponse> {
     try {
+      // Before anything else: a request for another host name is a DNS-rebinding page's (ABU-06).
+      if (!hostAllowed(request.headers.host ?? request.headers[':authority'])) throw misdirected();
       if (bodySize(request) > maxBodyBytes) return payloadTooLarge();
       return await route(ctx, request);
     } catch (error) {

@@ -12,7 +12,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type ClientAddressResolver, createClientAddressResolver } from 'portcullis';
+import { type ClientAddressResolver, createClientAddressResolver, createHostCheck } from 'portcullis';
 import { hardenServer, toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
 import { createSessionManager, type SessionManager } from './accounts/sessions.js';
@@ -110,6 +110,17 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
     clients.key(getConnInfo(c).remote.address, c.req.header('x-forwarded-for')) ?? 'unknown';
 
   const app = new OpenAPIHono<AppEnv>();
+
+  // Before pages, API, /mcp and the library: a request naming another host is a DNS-rebinding
+  // page's (ABU-06). The library's own check, with the same hosts, answers its routes alike.
+  const hostAllowed = createHostCheck({ issuer, allowedHosts: config.allowedHosts });
+  app.use('*', async (c, next) => {
+    if (hostAllowed(c.req.header('host'))) return next();
+    return json(421, {
+      error: 'invalid_request',
+      error_description: 'this server does not answer for the host this request names',
+    });
+  });
 
   // The library first: its endpoints and documents, through its node adapter on the request and
   // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
@@ -239,6 +250,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       title: TITLE,
       rateLimit: config.rateLimit,
       clients,
+      allowedHosts: config.allowedHosts,
     });
     const { oauth } = library;
     oauthClose = () => oauth.close();
