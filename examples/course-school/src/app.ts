@@ -15,7 +15,7 @@ import type { Context } from 'hono';
 import { type ClientAddressResolver, createClientAddressResolver, createHostCheck } from 'portcullis';
 import { hardenServer, toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
-import { createSessionManager, type SessionManager } from './accounts/sessions.js';
+import { createSessionManager, repeatsCookie, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
 import { errorResponse, json, logFailure } from './api/errors.js';
 import { API_ROUTES } from './api/route-table.js';
@@ -31,6 +31,7 @@ import { createDocumentsApp } from './docs/routes.js';
 import { createMcpApp } from './mcp/mcp-endpoint.js';
 import { type CourseSchoolOAuth, createCourseSchoolOAuth } from './oauth.js';
 import { createPagesApp } from './pages/app.js';
+import { loginCookieName } from './pages/login.js';
 import { courseSchoolScopes } from './scopes.js';
 import { DEMO_ACCOUNTS, seed, withoutDemoAccounts } from './seed.js';
 import { openStorage } from './storage.js';
@@ -103,7 +104,7 @@ interface AppParts {
 async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   const { config, issuer, data, sessions, clients } = parts;
   const { oauth, registration, grantable } = parts.library;
-  const now = Date.now;
+  const now = (): number => Date.now();
   const discovery = await loadDiscovery(oauth);
   const demoAccounts = config.demo ? DEMO_ACCOUNTS : [];
   const clientKey = (c: Context) =>
@@ -128,6 +129,17 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   // from `portcullis/fetch` is the same mount. (Chosen when the node adapter still bypassed Fetch
   // `Request`s and the Fetch mount cost 2-4x the server CPU per registration; both adapters now
   // build on @hono/node-server's request and measure alike: `npm run bench -- --workloads register`.)
+  // Two session (or login) cookies of one name: another origin of this host planted one. Refused
+  // before the library's authorization endpoint and the pages read either.
+  const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
+  app.use('*', async (c, next) => {
+    if (!repeatsCookie(c.req.header('cookie'), ownCookies)) return next();
+    return c.html(
+      "<!doctype html><title>Bad request</title><p>Your browser sent two sign-in cookies for this site, one of them set by another site. Clear this site's cookies and sign in again.</p>",
+      400,
+    );
+  });
+
   const library = toNodeHandler(oauth);
   app.use('*', async (c, next) => {
     if (!oauth.matches(c.req.path)) return next();
