@@ -30,6 +30,7 @@ export type { OAuthRequest, OAuthResponse } from './core/http.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';
+export type { KeyWrapping } from './keys/key-store.js';
 export type {
   AuthorizationServerOptions,
   ClientIdMetadataDocumentCacheOptions,

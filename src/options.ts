@@ -17,6 +17,7 @@ import type { EventListener } from './core/events.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
 import type { RateLimiter } from './core/rate-limit.js';
 import { DEFAULTS } from './defaults.js';
+import type { KeyWrapping } from './keys/key-store.js';
 import {
   because,
   fn,
@@ -191,9 +192,24 @@ const keysSchema = z
     accessTokenAlg: signingAlg.default(DEFAULTS.keys.accessTokenAlg),
     /** How often an instance re-reads the key set from storage, to pick up rotations, in seconds. */
     refreshIntervalSeconds: positiveSeconds.default(DEFAULTS.keys.refreshIntervalSeconds),
+    /**
+     * Wraps the private keys the server stores (generated and rotated keys) and unwraps them when it
+     * reads them: `{ wrap, unwrap }` over a KMS or a secret from the environment, so that storage
+     * never holds a private key in the clear. A key that cannot be unwrapped fails the start
+     * (`StartupError` `signing_keys_unavailable`). Default: stored as JWK text.
+     * @see docs/security.md, "Key custody"
+     */
+    wrapping: implementing<KeyWrapping>('KeyWrapping', ['wrap', 'unwrap']).optional(),
   })
   .superRefine((keys, ctx) => {
     if (keys.privateJwks === undefined) return;
+    if (keys.wrapping !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['wrapping'],
+        message: 'wraps stored keys, and keys from privateJwks are never stored: remove one of them',
+      });
+    }
     for (const option of ['idTokenAlg', 'accessTokenAlg'] as const) {
       if (!keys.privateJwks.some((jwk) => jwk.alg === keys[option])) {
         ctx.addIssue({

@@ -22,6 +22,7 @@ import { handleRegister } from './handlers/register.js';
 import { handleRevoke } from './handlers/revoke.js';
 import { handleToken } from './handlers/token.js';
 import { handleUserinfo } from './handlers/userinfo.js';
+import { JWKS_MAX_AGE_SECONDS } from './keys/key-store.js';
 import { createHostCheck, misdirected } from './protocol/host.js';
 import type { ServerContext } from './server-context.js';
 
@@ -135,7 +136,9 @@ function routeTable(ctx: ServerContext): Map<string, Route> {
   for (const [path, body] of discoveryDocuments(config)) {
     routes.set(path, async (_ctx, request) => publicDocument(request, body));
   }
-  routes.set(config.paths.jwks, async (ctx, request) => publicDocument(request, await ctx.keys.jwks()));
+  routes.set(config.paths.jwks, async (ctx, request) =>
+    publicDocument(request, await ctx.keys.jwks(), `public, max-age=${JWKS_MAX_AGE_SECONDS}`),
+  );
   if (config.registration.enabled) routes.set(config.paths.registration, handleRegister);
   routes.set(config.paths.authorization, handleAuthorize);
   routes.set(config.paths.authorizationDecision, handleAuthorizeDecision);
