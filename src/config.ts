@@ -4,9 +4,12 @@
  * the issuer, resources with their metadata locations, static secrets hashed.
  * @module
  */
+import { announceRiskySettings } from './config-warnings.js';
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
+import type { OAuthRequest } from './core/http.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
+import { clientAddressKey } from './protocol/client-address.js';
 import { createDpopNonceSource, type DpopNonceSource } from './protocol/dpop-nonce.js';
 import type { SignatureAlgorithm } from './protocol/public-jwk.js';
 import type { ClientMetadata, ClientRecord } from './storage/types.js';
@@ -36,6 +39,7 @@ type SigningAlg = ParsedOptions['keys']['idTokenAlg'];
 type AsParsed = Pick<
   ParsedOptions,
   | 'issuer'
+  | 'allowedHosts'
   | 'storage'
   | 'scopePolicy'
   | 'authenticate'
@@ -49,6 +53,7 @@ type AsParsed = Pick<
   | 'clientIdMetadataDocuments'
   | 'rateLimiter'
   | 'clientIp'
+  | 'ipv6PrefixLength'
   | 'onEvent'
   | 'metadata'
   | 'maxBodyBytes'
@@ -145,9 +150,31 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
 }
 
 /**
+ * The key every per-address limit counts a request under: `clientIp`, an IPv6 address cut to
+ * `ipv6PrefixLength` (a key the host's resolver already cut is kept). With a rate limiter and no
+ * address, per-address limits count nothing: said once, at `warn`, so that an adapter passing no
+ * address (a Fetch handler without `remoteAddress`) does not switch them off unnoticed.
+ */
+function rateLimitKey(options: ParsedOptions): (request: OAuthRequest) => string | undefined {
+  const { clientIp, ipv6PrefixLength, rateLimiter, logger } = options;
+  let warned = rateLimiter === undefined;
+  return (request) => {
+    const key = clientAddressKey(clientIp(request), ipv6PrefixLength);
+    if (key === undefined && !warned) {
+      warned = true;
+      logger.warn(
+        'rate limits are configured but a request came without a client address, so per-address limits do not count it: pass remoteAddress to createFetchHandler (the platform address), or set clientIp',
+        { option: 'clientIp' },
+      );
+    }
+    return key;
+  };
+}
+
+/**
  * Resolves validated options into the configuration: derives URLs, resources, key algorithms and
- * login redirects, and hashes the configured secrets. Logs, once, what is acceptable only in
- * development (an `http` issuer).
+ * login redirects, and hashes the configured secrets. Announces, once, the settings that are
+ * dangerous in production (`config-warnings.ts`).
  *
  * @param options - from {@link parseOptions}
  * @returns the configuration
@@ -190,14 +217,11 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     });
   }
 
-  if (issuer.startsWith('http://')) {
-    logger.warn('the issuer uses http: acceptable on loopback for development, never in production', {
-      issuer,
-    });
-  }
+  announceRiskySettings(options);
 
   return {
     issuer,
+    allowedHosts: options.allowedHosts,
     origin,
     storage: options.storage,
     scopePolicy: options.scopePolicy,
@@ -235,7 +259,8 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
     clientIdMetadataDocuments: options.clientIdMetadataDocuments,
     cimdEnabled: options.clientIdMetadataDocuments.enabled,
     rateLimiter: options.rateLimiter,
-    clientIp: options.clientIp,
+    clientIp: rateLimitKey(options),
+    ipv6PrefixLength: options.ipv6PrefixLength,
     onEvent: options.onEvent,
     metadata: options.metadata,
     maxBodyBytes: options.maxBodyBytes,

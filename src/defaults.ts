@@ -21,7 +21,7 @@ function deepFreeze<T>(value: T): T {
  * options (frozen). The schema applies them; docs/configuration.md gives the reason for each (a
  * test keeps the guide in step with this object). Defaults that are behaviour rather than values
  * are stated on their option: `scopePolicy` (`createScopePolicy()`, the OIDC scopes), `resources`
- * (the issuer), `logger` (silent), `clock` (`Date.now`), `random` (Web Crypto), `clientIp` (the
+ * (the issuer), `logger` (`defaultLogger`: warnings and errors as JSON lines on standard error), `clock` (`Date.now`), `random` (Web Crypto), `clientIp` (the
  * adapter's peer address).
  *
  * @example
@@ -94,6 +94,7 @@ export const DEFAULTS = deepFreeze({
     userAgent: 'portcullis (client metadata fetcher)',
   },
   metadata: { serviceName: 'Authorization' },
+  ipv6PrefixLength: 64,
   maxBodyBytes: 64 * 1024,
   housekeepingIntervalSeconds: 300,
   clientCacheSeconds: 5,

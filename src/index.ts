@@ -21,15 +21,16 @@ export { createNodeMetadataFetcher } from './cimd/node-fetcher.js';
 export type { ClientIdMetadataResolverOptions } from './cimd/resolver.js';
 export { createClientIdMetadataResolver } from './cimd/resolver.js';
 export type { Clock, LogFields, Logger } from './core/context.js';
-export { silentLogger } from './core/context.js';
+export { defaultLogger, silentLogger } from './core/context.js';
 export type { RandomSource } from './core/crypto.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './core/errors.js';
-export { isOAuthError, OAuthError } from './core/errors.js';
+export { isOAuthError, logFailure, OAuthError } from './core/errors.js';
 export type { AuthorizationServerEvent, EventListener } from './core/events.js';
 export type { OAuthRequest, OAuthResponse } from './core/http.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';
+export type { KeyWrapping } from './keys/key-store.js';
 export type {
   AuthorizationServerOptions,
   ClientCredentialsOptions,
@@ -69,6 +70,8 @@ export {
 } from './protocol/dpop-binding.js';
 export type { DpopNonceOptions, DpopNonceSource } from './protocol/dpop-nonce.js';
 export { createDpopNonceSource } from './protocol/dpop-nonce.js';
+export type { HostCheckOptions } from './protocol/host.js';
+export { createHostCheck } from './protocol/host.js';
 export type { PublicJwk, SignatureAlgorithm } from './protocol/public-jwk.js';
 export type { MemoryReplayStoreOptions } from './protocol/replay-store.js';
 export { memoryReplayStore } from './protocol/replay-store.js';

@@ -11,12 +11,13 @@
 import { z } from 'zod';
 import type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 import type { HostLookup, MetadataFetcher } from './cimd/fetcher.js';
-import { type Clock, type Logger, silentLogger } from './core/context.js';
+import { type Clock, defaultLogger, type Logger } from './core/context.js';
 import { type RandomSource, secureRandom } from './core/crypto.js';
 import type { EventListener } from './core/events.js';
 import type { OAuthRequest, OAuthResponse } from './core/http.js';
 import type { RateLimiter } from './core/rate-limit.js';
 import { DEFAULTS } from './defaults.js';
+import type { KeyWrapping } from './keys/key-store.js';
 import {
   because,
   fn,
@@ -223,9 +224,24 @@ const keysSchema = z
     accessTokenAlg: signingAlg.default(DEFAULTS.keys.accessTokenAlg),
     /** How often an instance re-reads the key set from storage, to pick up rotations, in seconds. */
     refreshIntervalSeconds: positiveSeconds.default(DEFAULTS.keys.refreshIntervalSeconds),
+    /**
+     * Wraps the private keys the server stores (generated and rotated keys) and unwraps them when it
+     * reads them: `{ wrap, unwrap }` over a KMS or a secret from the environment, so that storage
+     * never holds a private key in the clear. A key that cannot be unwrapped fails the start
+     * (`StartupError` `signing_keys_unavailable`). Default: stored as JWK text.
+     * @see docs/security.md, "Key custody"
+     */
+    wrapping: implementing<KeyWrapping>('KeyWrapping', ['wrap', 'unwrap']).optional(),
   })
   .superRefine((keys, ctx) => {
     if (keys.privateJwks === undefined) return;
+    if (keys.wrapping !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['wrapping'],
+        message: 'wraps stored keys, and keys from privateJwks are never stored: remove one of them',
+      });
+    }
     for (const option of ['idTokenAlg', 'accessTokenAlg'] as const) {
       if (!keys.privateJwks.some((jwk) => jwk.alg === keys[option])) {
         ctx.addIssue({
@@ -423,6 +439,22 @@ export const optionsSchema = z
           });
         }
       }),
+    /**
+     * Host names the server answers for besides the issuer's (lower case, no port; an IPv6 address
+     * in brackets), e.g. the address a health check uses. A request whose `Host` names another is
+     * refused `421` before any endpoint runs (DNS rebinding, ABU-06); a loopback issuer accepts
+     * every loopback name. `'*'` turns the check off (only behind a proxy that checks the host).
+     * Default: none.
+     * @see RFC 9110 §7.2, §15.5.20
+     */
+    allowedHosts: list(
+      z
+        .string()
+        .regex(
+          /^(\*|\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*)$/,
+          'must be a lower-case host name without port, or *',
+        ),
+    ).optional(),
     /** Where clients, codes, grants, tokens and keys live. */
     storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
       error: (issue) =>
@@ -500,8 +532,11 @@ export const optionsSchema = z
     /** Rate limiting; none by default. */
     rateLimiter: implementing<RateLimiter>('RateLimiter', ['consume']).optional(),
     /**
-     * The client's rate-limit key: every per-address limit counts under it. Default: the
-     * adapter's peer address (`request.remoteAddress`). Behind reverse proxies pass
+     * The client's rate-limit key: every per-address limit counts under it (an IPv6 address cut
+     * to `ipv6PrefixLength`). Default: the adapter's peer address (`request.remoteAddress`; give
+     * `createFetchHandler` its `remoteAddress` option on Fetch runtimes). When rate limits are
+     * configured and a request has no address, per-address limits count nothing for it: the
+     * server warns once. Behind reverse proxies pass
      * `createClientAddressResolver({ trustProxy }).clientIp`, which believes `X-Forwarded-For` only
      * as far as the proxies you trust and keys IPv6 clients by /64; never read that header
      * yourself without such a check, as any client can write it.
@@ -509,6 +544,13 @@ export const optionsSchema = z
     clientIp: fn<(request: OAuthRequest) => string | undefined>('request => ip').default(
       () => (request: OAuthRequest) => request.remoteAddress,
     ),
+    /**
+     * Bits of an IPv6 client address that make its rate-limit key (1 to 128): every address of one
+     * /64 (one subscriber line, RFC 6177) shares one budget, so a site cannot multiply its buckets by
+     * changing the low bits. Applied to what `clientIp` returns; IPv4 addresses are keys as they are.
+     * @see RFC 4291 §2.5.4, RFC 6177
+     */
+    ipv6PrefixLength: z.number().int().min(1).max(128).default(DEFAULTS.ipv6PrefixLength),
     /** Audit events. */
     onEvent: fn<EventListener>('event => void').optional(),
     /** Text of the discovery documents and pages. */
@@ -533,8 +575,12 @@ export const optionsSchema = z
      * @see docs/configuration.md (caches and their windows)
      */
     clientCacheSeconds: seconds.max(300).default(DEFAULTS.clientCacheSeconds),
-    /** Logger. Default: silent. */
-    logger: implementing<Logger>('Logger', ['debug', 'info', 'warn', 'error']).default(() => silentLogger),
+    /**
+     * Where the server's warnings and errors go. Default: {@link defaultLogger}, one JSON line per
+     * warning or error on standard error (a 500 with its request id, the risky settings announced
+     * at start); pass `silentLogger` to drop them.
+     */
+    logger: implementing<Logger>('Logger', ['debug', 'info', 'warn', 'error']).default(() => defaultLogger),
     /** Clock returning epoch milliseconds. Default `Date.now`. */
     clock: fn<Clock>('() => epoch milliseconds').default(() => Date.now),
     /** Random source. Default Web Crypto. */

@@ -4,7 +4,7 @@
  * is a 413, a thrown `OAuthError` its response, anything else a 500 without its message).
  * @module
  */
-import { logFailure, OAuthError } from './core/errors.js';
+import { OAuthError } from './core/errors.js';
 import {
   errorResponse,
   type OAuthRequest,
@@ -13,6 +13,7 @@ import {
   splitUrl,
 } from './core/http.js';
 import { bodySize } from './core/params.js';
+import { logRequestFailure, withRequestId } from './core/request-id.js';
 import { handleAuthorize } from './handlers/authorize.js';
 import { handleAuthorizeDecision } from './handlers/authorize-decision.js';
 import { handleIntrospect } from './handlers/introspect.js';
@@ -21,6 +22,8 @@ import { handleRegister } from './handlers/register.js';
 import { handleRevoke } from './handlers/revoke.js';
 import { handleToken } from './handlers/token.js';
 import { handleUserinfo } from './handlers/userinfo.js';
+import { JWKS_MAX_AGE_SECONDS } from './keys/key-store.js';
+import { createHostCheck, misdirected } from './protocol/host.js';
 import type { ServerContext } from './server-context.js';
 
 /**
@@ -133,7 +136,9 @@ function routeTable(ctx: ServerContext): Map<string, Route> {
   for (const [path, body] of discoveryDocuments(config)) {
     routes.set(path, async (_ctx, request) => publicDocument(request, body));
   }
-  routes.set(config.paths.jwks, async (ctx, request) => publicDocument(request, await ctx.keys.jwks()));
+  routes.set(config.paths.jwks, async (ctx, request) =>
+    publicDocument(request, await ctx.keys.jwks(), `public, max-age=${JWKS_MAX_AGE_SECONDS}`),
+  );
   if (config.registration.enabled) routes.set(config.paths.registration, handleRegister);
   routes.set(config.paths.authorization, handleAuthorize);
   routes.set(config.paths.authorizationDecision, handleAuthorizeDecision);
@@ -148,17 +153,19 @@ function routeTable(ctx: ServerContext): Map<string, Route> {
 export function createRouter(ctx: ServerContext): Router {
   const routes = routeTable(ctx);
   const { maxBodyBytes, runtime } = ctx.config;
+  const hostAllowed = createHostCheck(ctx.config);
 
   async function run(route: Route, request: OAuthRequest): Promise<OAuthResponse> {
     try {
+      // Before anything else: a request for another host name is a DNS-rebinding page's (ABU-06).
+      if (!hostAllowed(request.headers.host ?? request.headers[':authority'])) throw misdirected();
       if (bodySize(request) > maxBodyBytes) return payloadTooLarge();
       return await route(ctx, request);
     } catch (error) {
       const response = errorResponse(error);
-      if (response.status >= 500) {
-        logFailure(runtime.logger, 'request failed', error, { path: splitUrl(request.url).path });
-      }
-      return response;
+      if (response.status < 500) return response;
+      // Logged once, under the id the response carries: what a user reports finds the line.
+      return withRequestId(response, logRequestFailure(runtime, request, 'request failed', error));
     }
   }
 

@@ -60,8 +60,10 @@ export interface ServerContext {
   forgetClient(clientId: string): void;
 }
 
-/** Entries the client cache holds at most; the oldest goes first when it is full. */
+/** Entries the client cache holds at most (and, apart, the ids found unknown); the oldest goes first. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000;
+/** Longest unknown id remembered: generated ids are 43 characters; longer junk is not kept. */
+const MAX_REMEMBERED_UNKNOWN_ID = 256;
 
 interface CachedClient {
   readonly client: ClientRecord;
@@ -80,6 +82,9 @@ export function createServerContext(
   const listener = config.onEvent;
   const cacheMs = config.clientCacheSeconds * 1000;
   const clientCache = new Map<string, CachedClient>();
+  // Ids found unknown, until when: so that asking for an unknown id costs what asking for a cached
+  // known one does, and the token endpoint's timing does not tell which ids exist (bench/timing.mjs).
+  const unknownClients = new Map<string, number>();
   return {
     config,
     keys,
@@ -113,8 +118,20 @@ export function createServerContext(
         if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) return client;
         clientCache.delete(clientId);
       }
+      const unknownUntil = unknownClients.get(clientId);
+      if (unknownUntil !== undefined) {
+        if (unknownUntil > nowMs) return null;
+        unknownClients.delete(clientId);
+      }
       const client = await config.storage.clients.get(clientId, now);
-      // Only found clients are kept: one registered a moment ago must not be hidden by an earlier miss.
+      // A miss is remembered too. Generated ids are random, so nobody asks for one before it is
+      // registered; one created in storage by hand is seen within the window, as a deletion is.
+      if (client === null && cacheMs > 0 && clientId.length <= MAX_REMEMBERED_UNKNOWN_ID) {
+        if (unknownClients.size >= CLIENT_CACHE_MAX_ENTRIES) {
+          unknownClients.delete(unknownClients.keys().next().value as string);
+        }
+        unknownClients.set(clientId, nowMs + cacheMs);
+      }
       if (client !== null && cacheMs > 0) {
         if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) {
           clientCache.delete(clientCache.keys().next().value as string);
@@ -125,6 +142,7 @@ export function createServerContext(
     },
     forgetClient(clientId) {
       clientCache.delete(clientId);
+      unknownClients.delete(clientId);
     },
   };
 }

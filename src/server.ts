@@ -105,20 +105,26 @@ export interface AuthorizationServer {
    */
   revokeGrant(grantId: string, options?: { userId?: string }): Promise<boolean>;
   /**
-   * Rotates the signing keys (see docs/storage.md, key rotation): the current keys stop signing but
-   * stay published until every token they signed has expired; new keys sign at once. Other
-   * instances pick the new keys up within `keys.refreshIntervalSeconds`. Run it from one place.
+   * Rotates the signing keys (see docs/storage.md, key rotation). The new keys are published in the
+   * JWKS at once and sign only after the JWKS cache lifetime (`max-age=300`) plus
+   * `keys.refreshIntervalSeconds`, so that resource servers caching the JWKS, and the other
+   * instances, know them before the first token they sign (ABU-10); the current keys sign until
+   * then, and stay published until every token they signed has expired. `immediate: true` (a
+   * compromised key) makes the new keys sign at once. Run it from one place.
    *
+   * @param options - `immediate`: sign with the new keys at once (default false)
    * @throws TypeError when the keys come from `keys.privateJwks` (rotate them there)
+   * @see RFC 7517 §5 (JWK Set), RFC 9111 §5.2.2.1 (max-age)
    * @example
    * ```ts
    * import type { AuthorizationServer } from 'portcullis';
    *
    * declare const oauth: AuthorizationServer;
    * await oauth.rotateSigningKeys(); // e.g. from a monthly scheduled job
+   * await oauth.rotateSigningKeys({ immediate: true }); // a key leaked
    * ```
    */
-  rotateSigningKeys(): Promise<void>;
+  rotateSigningKeys(options?: { readonly immediate?: boolean }): Promise<void>;
   /**
    * A resource-server guard for one of the configured `resources`, verifying tokens against this
    * server's storage (revocation is immediate) and pointing challenges at the resource's RFC 9728
@@ -268,7 +274,8 @@ export async function createAuthorizationServer(
     revokeGrant: (grantId, revokeOptions = {}) => revokeGrant(ctx, grantId, revokeOptions),
     guard: ({ resource }) => serverGuard(ctx, resource),
     verifier: ctx.verifier,
-    rotateSigningKeys: () => rotateSigningKeys(config.storage, keys, keyPlan, config.runtime.clock),
+    rotateSigningKeys: (rotation) =>
+      rotateSigningKeys(config.storage, keys, keyPlan, config.runtime.clock, rotation),
     async close() {
       if (housekeeping !== undefined) clearInterval(housekeeping);
     },

@@ -137,7 +137,7 @@ export async function touchStorage(config: ServerConfig): Promise<void> {
 
 /** The key store's settings: which algorithms it keeps a key for, how long retired keys stay published. */
 export function signingKeyPlan(config: ServerConfig): KeyStoreOptions {
-  const { idTokenAlg, accessTokenAlg, privateJwks, refreshIntervalSeconds } = config.keys;
+  const { idTokenAlg, accessTokenAlg, privateJwks, refreshIntervalSeconds, wrapping } = config.keys;
   // Generated keys cover both algorithms (clients may register either for ID tokens).
   const generated = new Set<SigningAlg>([accessTokenAlg, idTokenAlg, 'RS256', 'ES256']);
   return {
@@ -145,6 +145,7 @@ export function signingKeyPlan(config: ServerConfig): KeyStoreOptions {
     privateJwks,
     refreshIntervalSeconds,
     retentionSeconds: Math.max(config.tokens.accessTokenTtlSeconds, config.tokens.idTokenTtlSeconds) + 300,
+    wrapping,
   };
 }
 

@@ -135,7 +135,7 @@ describe('start-up', () => {
     expect(error.cause).toBe(failure);
   });
 
-  it('warns once, through the logger, that an http issuer is for development only', async () => {
+  it('notes once, through the logger, that an http issuer is for development only', async () => {
     const logger = recordingLogger();
     const server = await createAuthorizationServer({
       issuer: 'http://127.0.0.1:3000',
@@ -143,9 +143,9 @@ describe('start-up', () => {
       logger,
     });
     await server.handle({ method: 'GET', url: '/.well-known/oauth-authorization-server', headers: {} });
-    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
+    expect(logger.lines.filter((line) => line.message.includes('http'))).toEqual([
       {
-        level: 'warn',
+        level: 'info',
         message: 'the issuer uses http: acceptable on loopback for development, never in production',
         fields: { issuer: 'http://127.0.0.1:3000' },
       },

@@ -37,7 +37,9 @@ export interface FetchHandlerOptions<Context = undefined> {
   /**
    * The client IP, for per-address rate limits: from the platform (`info.remoteAddr.hostname` on
    * Deno, `server.requestIP(request)?.address` on Bun, `CF-Connecting-IP` behind Cloudflare).
-   * Without it, per-address limits cannot tell clients apart.
+   * Without it, per-address limits cannot tell clients apart and count nothing; a server with a
+   * `rateLimiter` then warns once through its logger. IPv6 addresses are keyed by their /64
+   * (`ipv6PrefixLength`).
    */
   remoteAddress?: (request: Request, context: Context) => string | undefined;
 }

@@ -48,9 +48,47 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
 }
 
+/** One log line: a JSON object with the time, level, message and fields (absent fields left out). */
+function jsonLine(level: 'warn' | 'error', message: string, fields: LogFields | undefined): string {
+  const line: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+  for (const [name, value] of Object.entries(fields ?? {})) {
+    if (value !== undefined && !(name in line)) line[name] = value;
+  }
+  return JSON.stringify(line);
+}
+
 /**
- * A logger that drops everything: the default `logger`, so a library never writes to your logs
- * uninvited.
+ * The default `logger`: warnings and errors, one JSON line each, on standard error (through
+ * `console.error`, so it works on every runtime); `debug` and `info` are dropped. What the server
+ * logs never holds a token, code, secret or a statement's parameters, so the lines are safe to
+ * ship to a log store. Pass your own {@link Logger} to route them elsewhere, or
+ * {@link silentLogger} to drop them.
+ *
+ * @example
+ * ```ts
+ * import { createAuthorizationServer, defaultLogger, memoryStorage } from 'portcullis';
+ *
+ * // The same as leaving `logger` out: a 500 writes a line such as
+ * // {"time":"2030-01-01T00:00:00.000Z","level":"error","message":"request failed","path":"/oauth/token","requestId":"5f0c9d2a41b7e368","error":"Error: ..."}
+ * await createAuthorizationServer({ issuer: 'https://auth.example.com', storage: memoryStorage(), logger: defaultLogger });
+ * ```
+ * @see docs/security.md, "Logging"
+ * @group Runtime
+ */
+export const defaultLogger: Logger = {
+  debug() {},
+  info() {},
+  warn(message, fields) {
+    console.error(jsonLine('warn', message, fields));
+  },
+  error(message, fields) {
+    console.error(jsonLine('error', message, fields));
+  },
+};
+
+/**
+ * A logger that drops everything, for tests that expect failures. The default is
+ * {@link defaultLogger}, which writes warnings and errors to standard error.
  *
  * @example
  * ```ts

@@ -233,13 +233,28 @@ export function toOAuthError(value: unknown): OAuthError {
 
 /**
  * Logs a request that failed with a 5xx, once: a transient storage failure at `warn` (the server
- * answered 503 and the client will retry), anything else at `error`. The fields name the failure,
- * never a statement's parameters or a token.
+ * answered 503 and the client will retry), anything else at `error`. The failure is named by
+ * `describeFailure`: its name and first line, a database error by its SQLSTATE only, never a
+ * statement, its parameters or a token. The server logs its own failures this way; use it for the
+ * routes you serve beside it, so that every failure of the service logs alike.
  *
- * @param logger - where to log
+ * @param logger - where to log (e.g. {@link defaultLogger})
  * @param message - what failed (`request failed`, `consent decision failed`)
  * @param error - what was thrown
- * @param fields - more context (the path)
+ * @param fields - more context: the path, the request id the response carries
+ * @see docs/security.md, "Logging"
+ * @example
+ * ```ts
+ * import { defaultLogger, logFailure } from 'portcullis';
+ *
+ * try {
+ *   throw Object.assign(new Error('invalid input syntax for type uuid: "x"'), { code: '22P02' });
+ * } catch (error) {
+ *   // {"level":"error","message":"GET /api/courses failed","requestId":"r-1","error":"Error: SQLSTATE 22P02",...}
+ *   logFailure(defaultLogger, 'GET /api/courses failed', error, { requestId: 'r-1' });
+ * }
+ * ```
+ * @group Runtime
  */
 export function logFailure(
   logger: Pick<Logger, 'warn' | 'error'>,
@@ -256,8 +271,24 @@ export function logFailure(
     });
     return;
   }
-  logger.error(message, {
-    ...fields,
-    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-  });
+  logger.error(message, { ...fields, error: describeFailure(error) });
+}
+
+/** Longest error text a log line carries. */
+const MAX_ERROR_TEXT = 300;
+
+/**
+ * What a log line says about a failure: its name and first line, cut short. A database error (one
+ * with a SQLSTATE `code`) is named by its code alone: PostgreSQL puts values of the statement in
+ * some messages (`invalid input syntax for type uuid: "..."`), and those may be tokens or
+ * personal data. A driver's `query` and `parameters` fields are never read.
+ */
+export function describeFailure(error: unknown): string {
+  if (!(error instanceof Error))
+    return typeof error === 'string' ? 'a string was thrown' : `${typeof error} thrown`;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return `${error.name}: SQLSTATE ${code}`;
+  const firstLine = error.message.split(/\r?\n/, 1)[0] ?? '';
+  const text = `${error.name}: ${firstLine}`;
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}...` : text;
 }

@@ -5,10 +5,11 @@
  * @module
  */
 import { sha256, timingSafeEqual } from '../core/crypto.js';
-import { logFailure, OAuthError, toOAuthError } from '../core/errors.js';
+import { OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
+import { logRequestFailure, withRequestId } from '../core/request-id.js';
 import { errorPageFor } from '../pages/html.js';
 import { codeIssued, errorRedirect, newCode } from '../protocol/authorization-response.js';
 import { currentUser } from '../protocol/session.js';
@@ -45,7 +46,14 @@ export async function handleAuthorizeDecision(
   request: OAuthRequest,
 ): Promise<OAuthResponse> {
   const { config } = ctx;
-  const page = (error: unknown) => errorPageFor(config.metadata.serviceName, error);
+  const page = (error: unknown) => {
+    const response = errorPageFor(config.metadata.serviceName, error);
+    if (response.status < 500) return response;
+    return withRequestId(
+      response,
+      logRequestFailure(config.runtime, request, 'consent decision failed', error),
+    );
+  };
   try {
     if (request.method !== 'POST') throw methodNotAllowed(['POST']);
     await enforceRateLimit(config.rateLimiter, 'authorize', config.clientIp(request));
@@ -122,8 +130,12 @@ export async function handleAuthorizeDecision(
       }
     } catch (error) {
       const e = toOAuthError(error);
-      if (e.status >= 500) logFailure(config.runtime.logger, 'consent decision failed', error);
-      return errorRedirect(ctx, target, e);
+      const redirect = errorRedirect(ctx, target, e);
+      if (e.status < 500) return redirect;
+      return withRequestId(
+        redirect,
+        logRequestFailure(config.runtime, request, 'consent decision failed', error),
+      );
     }
     // Completed meanwhile by a concurrent submission (or expired): no second code.
     if (issued === undefined) throw alreadyCompleted();

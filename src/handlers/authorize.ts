@@ -5,10 +5,11 @@
  * @module
  */
 import { randomToken, sha256 } from '../core/crypto.js';
-import { logFailure, OAuthError, toOAuthError } from '../core/errors.js';
+import { OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse, redirectResponse } from '../core/http.js';
 import { type Params, parseFormBody, parseQuery } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
+import { logRequestFailure, withRequestId } from '../core/request-id.js';
 import type { AuthenticatedUser, ConsentPageContext } from '../options.js';
 import { consentResponse, renderConsentPage } from '../pages/consent.js';
 import { errorPageFor, pageHeaders } from '../pages/html.js';
@@ -218,10 +219,15 @@ export async function handleAuthorize(ctx: ServerContext, httpRequest: OAuthRequ
     return await renderConsent(ctx, validated, user, scope);
   } catch (error) {
     const e = toOAuthError(error);
-    if (e.status >= 500) logFailure(ctx.config.runtime.logger, 'authorization request failed', error);
-    if (target === undefined || e.code === 'method_not_allowed' || e.code === 'too_many_requests') {
-      return errorPageFor(ctx.config.metadata.serviceName, e);
-    }
-    return errorRedirect(ctx, target, e);
+    const response =
+      target === undefined || e.code === 'method_not_allowed' || e.code === 'too_many_requests'
+        ? errorPageFor(ctx.config.metadata.serviceName, e)
+        : errorRedirect(ctx, target, e);
+    if (e.status < 500) return response;
+    const { runtime } = ctx.config;
+    return withRequestId(
+      response,
+      logRequestFailure(runtime, httpRequest, 'authorization request failed', error),
+    );
   }
 }

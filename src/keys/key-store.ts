@@ -1,7 +1,9 @@
 /**
  * Signing keys: loaded from options or from storage (generated on first start); rotation is in
  * `rotation.ts`.
- * A new key signs at once; retired keys stay in the JWKS until every token they signed has expired.
+ * A rotated key is published before it signs (by the JWKS cache lifetime); retired keys stay in the
+ * JWKS until every token they signed has expired. Private keys are wrapped in storage when
+ * `keys.wrapping` is configured.
  * Keys live in storage so that every instance signs with, and publishes, the same set.
  * @module
  */
@@ -36,6 +38,51 @@ export interface LoadedKey {
   readonly expiresAt: number | undefined;
 }
 
+/**
+ * How long the JWKS may be cached (`Cache-Control: max-age`), in seconds. A rotated key is
+ * published at least this long (plus `keys.refreshIntervalSeconds`) before it signs (ABU-10).
+ */
+export const JWKS_MAX_AGE_SECONDS = 300;
+
+/**
+ * Wraps and unwraps private signing keys on their way to and from storage: with a KMS, or with a
+ * key from the environment. Both receive and return text; `unwrap(wrap(jwk))` must give `jwk`
+ * back. The storage then only ever holds what `wrap` returned.
+ *
+ * @example
+ * ```ts
+ * import type { KeyWrapping } from 'portcullis';
+ *
+ * // AES-256-GCM with a 32-byte key from the environment (base64), through Web Crypto.
+ * const raw = Uint8Array.from(atob(process.env.KEY_WRAPPING_SECRET ?? ''), (c) => c.charCodeAt(0));
+ * const aes = await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
+ * const wrapping: KeyWrapping = {
+ *   async wrap(privateJwk) {
+ *     const iv = crypto.getRandomValues(new Uint8Array(12));
+ *     const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, aes, new TextEncoder().encode(privateJwk));
+ *     return `${Buffer.from(iv).toString('base64url')}.${Buffer.from(sealed).toString('base64url')}`;
+ *   },
+ *   async unwrap(wrapped) {
+ *     const [iv = '', sealed = ''] = wrapped.split('.');
+ *     const opened = await crypto.subtle.decrypt(
+ *       { name: 'AES-GCM', iv: Buffer.from(iv, 'base64url') },
+ *       aes,
+ *       Buffer.from(sealed, 'base64url'),
+ *     );
+ *     return new TextDecoder().decode(opened);
+ *   },
+ * };
+ * ```
+ * @see docs/security.md, "Key custody"
+ * @group Configuration
+ */
+export interface KeyWrapping {
+  /** Wraps a private JWK (JSON text) for storage. */
+  wrap(privateJwk: string): string | Promise<string>;
+  /** Gives back the private JWK (JSON text) that `wrap` wrapped; throws when it cannot. */
+  unwrap(wrapped: string): string | Promise<string>;
+}
+
 /** Options of the key store. */
 export interface KeyStoreOptions {
   readonly algs: readonly SigningAlg[];
@@ -43,6 +90,37 @@ export interface KeyStoreOptions {
   readonly refreshIntervalSeconds: number;
   /** How long a retired key stays published: the longest lifetime of anything it signed. */
   readonly retentionSeconds: number;
+  /** How stored private keys are wrapped; `undefined`: stored as JWK text. */
+  readonly wrapping?: KeyWrapping | undefined;
+}
+
+/**
+ * How long before it signs a rotated key is published: the JWKS cache lifetime, plus the interval
+ * at which the other instances re-read the key set (they publish it only then).
+ */
+export function publicationLeadSeconds(options: Pick<KeyStoreOptions, 'refreshIntervalSeconds'>): number {
+  return JWKS_MAX_AGE_SECONDS + options.refreshIntervalSeconds;
+}
+
+/** The record as storage keeps it: its private JWK wrapped when wrapping is configured. */
+export async function sealedRecord(
+  record: SigningKeyRecord,
+  wrapping: KeyWrapping | undefined,
+): Promise<SigningKeyRecord> {
+  if (wrapping === undefined) return record;
+  return { ...record, privateJwk: await wrapping.wrap(record.privateJwk) };
+}
+
+/** A stored private JWK that is clear JSON text (stored before wrapping was configured). */
+function clearJwk(stored: string): JWK | undefined {
+  try {
+    const value = JSON.parse(stored) as unknown;
+    return typeof value === 'object' && value !== null && typeof (value as JWK).kty === 'string'
+      ? (value as JWK)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Strips the private members of a JWK. */
@@ -88,12 +166,16 @@ async function loadKey(
   };
 }
 
-/** Generates a key pair as a storage record. */
-export async function generateSigningKey(alg: SigningAlg, now: number): Promise<SigningKeyRecord> {
+/** Generates a key pair as a storage record (its private JWK clear), signing from `activatesAt`. */
+export async function generateSigningKey(
+  alg: SigningAlg,
+  now: number,
+  activatesAt = now,
+): Promise<SigningKeyRecord> {
   const { privateKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
   const jwk = await exportJWK(privateKey);
   const kid = await calculateJwkThumbprint(jwk);
-  return { kid, alg, privateJwk: JSON.stringify({ ...jwk, kid, alg }), createdAt: now, activatesAt: now };
+  return { kid, alg, privateJwk: JSON.stringify({ ...jwk, kid, alg }), createdAt: now, activatesAt };
 }
 
 /**
@@ -147,7 +229,7 @@ export class KeyStore {
       // storage may have stored a key meanwhile. Use it, so that both sign with one key.
       await this.#reload();
       if (this.#active(alg, now) !== undefined) continue;
-      await this.#storage.keys.add(key);
+      await this.#storage.keys.add(await sealedRecord(key, this.#options.wrapping));
       this.#runtime.logger.info('generated a signing key', { alg });
       added = true;
     }
@@ -176,7 +258,7 @@ export class KeyStore {
         continue;
       }
       loaded.push(
-        await loadKey(JSON.parse(record.privateJwk) as JWK, {
+        await loadKey(await this.#privateJwkOf(record), {
           kid: record.kid,
           alg: record.alg,
           activatesAt: record.activatesAt,
@@ -187,6 +269,30 @@ export class KeyStore {
     }
     this.#install(loaded);
     this.#loadedAt = now;
+  }
+
+  /**
+   * The private JWK of a stored record, unwrapped when wrapping is configured. A clear key stored
+   * before wrapping was configured still loads, with a warning: rotate to store its successor
+   * wrapped. An unwrap that fails throws (at start: `signing_keys_unavailable`).
+   */
+  async #privateJwkOf(record: SigningKeyRecord): Promise<JWK> {
+    const { wrapping } = this.#options;
+    const clear = clearJwk(record.privateJwk);
+    if (wrapping === undefined) {
+      if (clear === undefined)
+        throw new TypeError(`signing key ${record.kid} is wrapped: configure keys.wrapping`);
+      return clear;
+    }
+    if (clear !== undefined) {
+      this.#runtime.logger.warn('a signing key is stored unwrapped: rotate the keys to store them wrapped', {
+        kid: record.kid,
+      });
+      return clear;
+    }
+    const unwrapped = clearJwk(await wrapping.unwrap(record.privateJwk));
+    if (unwrapped === undefined) throw new TypeError(`signing key ${record.kid}: unwrap did not give a JWK`);
+    return unwrapped;
   }
 
   #install(keys: LoadedKey[]): void {

@@ -36,6 +36,14 @@ function sweep<K, V>(map: Map<K, V>, expired: (value: V) => boolean, onDelete?: 
   return removed;
 }
 
+/** Every storage {@link memoryStorage} made: the start-up warning about production reads it. */
+const memoryStorages = new WeakSet<Storage>();
+
+/** True when `storage` came from {@link memoryStorage} (it forgets everything on restart). */
+export function isMemoryStorage(storage: Storage): boolean {
+  return memoryStorages.has(storage);
+}
+
 /**
  * Creates an in-memory {@link Storage}: for tests and for trying things. Everything is lost when
  * the process exits (signing keys included, so tokens issued before stop verifying), and nothing is
@@ -108,7 +116,7 @@ export function memoryStorage(): Storage {
     grantsByUser.get(entry.record.userId)?.delete(entry.record.grantId);
   }
 
-  return {
+  const storage: Storage = {
     clients: {
       async create(client) {
         if (clients.has(client.clientId)) throw new Error(`client ${client.clientId} already exists`);
@@ -350,4 +358,6 @@ export function memoryStorage(): Storage {
     },
     async close() {},
   };
+  memoryStorages.add(storage);
+  return storage;
 }

@@ -187,7 +187,8 @@ describe('account page', () => {
 
 describe('https issuer', () => {
   it('uses the __Host- prefix and Secure on the session cookie', async () => {
-    const secure = await startTestServer({ ISSUER: 'https://school.example' });
+    // Reached on its socket, not through a proxy: the socket's address is an allowed host.
+    const secure = await startTestServer({ ISSUER: 'https://school.example', ALLOWED_HOSTS: '127.0.0.1' });
     // No demo accounts on an https issuer: the operator creates the accounts.
     expect(secure.demo).toBe(false);
     await secure.data.createUser({

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { STORAGE_RETRY_AFTER_SECONDS, StorageUnavailableError } from 'portcullis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { errorResponse, logFailure } from '../../examples/course-school/src/api/errors.js';
+import { ApiError, errorResponse, logFailure } from '../../examples/course-school/src/api/errors.js';
 import type { CourseSchoolServer } from '../../examples/course-school/src/app.js';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy.js';
 import { cookiesOf, hiddenField, startTestServer } from '../helpers/course-school.js';
@@ -54,16 +54,56 @@ describe("the reference server's JSON error handler (FLT-01)", () => {
     });
   });
 
-  it('logs an outage once at warn by its reason, and anything else at error', () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+  it('logs an outage once at warn by its reason, and anything else at error, one JSON line each', () => {
+    const written: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: unknown) => void written.push(String(line)));
+    const outage = logFailure(
+      'POST',
+      '/login',
+      new StorageUnavailableError('connection_lost', 'lost: db.internal:5432'),
+    );
+    const bug = logFailure('GET', '/account', new TypeError('a bug'));
+    const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'POST /login failed: storage unavailable',
+        reason: 'connection_lost',
+        requestId: outage,
+      }),
+      expect.objectContaining({
+        level: 'error',
+        message: 'GET /account failed',
+        error: 'TypeError: a bug',
+        requestId: bug,
+      }),
+    ]);
+  });
+
+  it('never logs the statement or the parameters a database error carries, and answers 500 with the request id', () => {
+    const written: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: unknown) => void written.push(String(line)));
+    const failure = Object.assign(
+      new Error('invalid byte sequence for encoding "UTF8": 0x00 in "ada@example.com"'),
+      {
+        code: '22021',
+        query: 'insert into users (email) values ($1)',
+        parameters: ['ada@example.com'],
+      },
+    );
+    const requestId = logFailure('POST', '/api/users', failure);
+    expect(written).toHaveLength(1);
+    expect(written[0]).not.toMatch(/ada@example\.com|insert|\$1/);
+    expect(JSON.parse(written[0]!)).toMatchObject({ error: 'Error: SQLSTATE 22021', requestId });
+    const response = errorResponse(failure, requestId);
+    expect(response.status).toBe(500);
+    expect(response.headers.get('x-request-id')).toBe(requestId);
+  });
+
+  it('logs nothing for a refusal', () => {
     const error = vi.spyOn(console, 'error').mockImplementation(() => {});
-    logFailure('POST', '/login', new StorageUnavailableError('connection_lost', 'lost: db.internal:5432'));
-    expect(warn.mock.calls).toEqual([['POST /login: storage unavailable (connection_lost), answered 503']]);
+    expect(logFailure('POST', '/api/x', new ApiError('invalid_request', 'no'))).toBeUndefined();
     expect(error).not.toHaveBeenCalled();
-    const bug = new TypeError('a bug');
-    logFailure('GET', '/account', bug);
-    expect(error.mock.calls).toEqual([['GET /account failed:', bug]]);
-    expect(warn).toHaveBeenCalledTimes(1);
   });
 });
 
@@ -143,10 +183,13 @@ describe.skipIf(postgres === undefined)('the reference server while PostgreSQL i
       expect(await read.json()).toEqual(UNAVAILABLE);
       // Refused at once: well within the pool's 5 s connection bound.
       expect(performance.now() - started).toBeLessThan(5000);
-      expect(warn.mock.calls.some(([line]) => /^POST \/login: storage unavailable/.test(String(line)))).toBe(
-        true,
+      // Logged at warn (one JSON line each on standard error), never as an error.
+      const lines = error.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>);
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: 'warn', message: 'POST /login failed: storage unavailable' }),
       );
-      expect(error).not.toHaveBeenCalled();
+      expect(lines.filter((line) => line.level === 'error')).toEqual([]);
+      expect(warn).not.toHaveBeenCalled();
 
       await proxy.setMode('forward');
       const after = await postLogin();

@@ -198,7 +198,13 @@ describe.skipIf(postgres === undefined)(
       const url = new URL(postgres!.url);
       url.pathname = `/${name}`;
       databaseUrl = url.href;
-      const env = { PORT: '0', ISSUER, DATABASE_URL: databaseUrl, RATE_LIMIT: 'off' };
+      const env = {
+        PORT: '0',
+        ISSUER,
+        ALLOWED_HOSTS: '127.0.0.1',
+        DATABASE_URL: databaseUrl,
+        RATE_LIMIT: 'off',
+      };
       a = await startServerProcess(env);
       b = await startServerProcess(env);
       expect((await addUserWithCli(env, ADA)).code).toBe(0);

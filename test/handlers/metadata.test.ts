@@ -474,8 +474,9 @@ describe('metadata that follows the options', () => {
 
 describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
   let h: Harness;
+  // A forged Host itself is refused 421 before any document (ABU-06, test/adapters/host-check.test.ts);
+  // what a client can add beside the Host is ignored.
   const FORGED: Record<string, string> = {
-    host: 'evil.example',
     'x-forwarded-host': 'evil.example',
     'x-forwarded-proto': 'https',
     'x-forwarded-port': '443',
@@ -492,7 +493,7 @@ describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
   });
 
   it.each(Object.keys(TRANSPORTS))(
-    'MD-10 %s: every document is byte-identical with a forged Host / X-Forwarded-Host (RFC 8414 §3.3; RFC 9700 §4.4)',
+    'MD-10 %s: every document is byte-identical with a forged X-Forwarded-Host / Forwarded (RFC 8414 §3.3; RFC 9700 §4.4)',
     async (name) => {
       const transport = transports.find((t) => t.name === name)!;
       for (const path of [AS_PATH, OIDC_PATH, PRM_PATH, MCP_PRM_PATH]) {
@@ -509,7 +510,7 @@ describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
   );
 
   it.each(Object.keys(TRANSPORTS))(
-    'ATK-46 %s: the login redirect and the iss of the code redirect ignore a forged Host (RFC 9207 §2)',
+    'ATK-46 %s: the login redirect and the iss of the code redirect ignore a forged X-Forwarded-Host (RFC 9207 §2)',
     async (name) => {
       const transport = transports.find((t) => t.name === name)!;
       const previous = h.transport;
@@ -521,6 +522,14 @@ describe('MD-10 / ATK-46 forged Host headers over real HTTP', () => {
       }
     },
   );
+
+  it('MD-10 ABU-06 a forged Host gets no document at all: 421 before any endpoint', async () => {
+    for (const path of [AS_PATH, OIDC_PATH, PRM_PATH, MCP_PRM_PATH]) {
+      const forged = await h.server.handle({ method: 'GET', url: path, headers: { host: 'evil.example' } });
+      expect(forged?.status, path).toBe(421);
+      expect(forged?.body, path).not.toContain('evil.example');
+    }
+  });
 
   async function loginAndConsentThrough(transport: Transport): Promise<void> {
     const client = await h.register();

@@ -2,7 +2,8 @@ import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, j
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/context.js';
 import { secureRandom } from '../../src/core/crypto.js';
-import { KeyStore } from '../../src/keys/key-store.js';
+import { DEFAULTS } from '../../src/defaults.js';
+import { JWKS_MAX_AGE_SECONDS, KeyStore } from '../../src/keys/key-store.js';
 import { InvalidOptionsError } from '../../src/options.js';
 import { createAuthorizationServer } from '../../src/server.js';
 import { memoryStorage } from '../../src/storage/memory.js';
@@ -33,12 +34,44 @@ describe('signing keys', () => {
     expect((await jwks(second)).keys.map((k) => k.kid).sort()).toEqual(first.keys.map((k) => k.kid).sort());
   });
 
-  it('rotation: new keys sign at once; old keys stay published so earlier tokens still verify', async () => {
+  it('ABU-10 rotation: new keys are published first and sign only once every JWKS cache has seen them', async () => {
+    const h = await Harness.start();
+    harnesses.push(h);
+    const oldKids = (await jwks(h)).keys.map((k) => k.kid);
+    await h.server.rotateSigningKeys();
+    // Published at once, beside the current keys...
+    const published = (await jwks(h)).keys;
+    expect(published).toHaveLength(4);
+    const newKids = published.map((k) => k.kid).filter((kid) => !oldKids.includes(kid));
+    // ...but the current keys sign for the JWKS cache lifetime (max-age) plus the refresh interval.
+    const response = await h.send({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(response.headers['cache-control']).toBe(`public, max-age=${JWKS_MAX_AGE_SECONDS}`);
+    const lead = JWKS_MAX_AGE_SECONDS + DEFAULTS.keys.refreshIntervalSeconds;
+    h.clock.advance(lead - 1);
+    const during = await h.tokens();
+    expect(oldKids).toContain(decodeProtectedHeader(during.body.access_token as string).kid);
+    expect(oldKids).toContain(decodeProtectedHeader(during.body.id_token as string).kid);
+    h.clock.advance(1);
+    const after = await h.tokens();
+    expect(newKids).toContain(decodeProtectedHeader(after.body.access_token as string).kid);
+    expect(newKids).toContain(decodeProtectedHeader(after.body.id_token as string).kid);
+  });
+
+  it('an immediate rotation (a leaked key) signs with the new keys at once', async () => {
+    const h = await Harness.start();
+    harnesses.push(h);
+    const oldKids = (await jwks(h)).keys.map((k) => k.kid);
+    await h.server.rotateSigningKeys({ immediate: true });
+    const after = await h.tokens();
+    expect(oldKids).not.toContain(decodeProtectedHeader(after.body.access_token as string).kid);
+  });
+
+  it('rotation: old keys stay published so earlier tokens still verify, then leave', async () => {
     const h = await Harness.start();
     harnesses.push(h);
     const before = await h.tokens();
     const oldKids = (await jwks(h)).keys.map((k) => k.kid);
-    await h.server.rotateSigningKeys();
+    await h.server.rotateSigningKeys({ immediate: true });
     const after = await h.tokens();
     const published = (await jwks(h)).keys;
     expect(published).toHaveLength(4);

@@ -89,7 +89,7 @@ describe.skipIf(postgres === undefined)('two instances on one PostgreSQL databas
   beforeAll(async () => {
     assertCompiledServerFresh();
     databaseUrl = await freshDatabase();
-    const env = { PORT: '0', ISSUER, DATABASE_URL: databaseUrl };
+    const env = { PORT: '0', ISSUER, ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: databaseUrl };
     // One after the other: the first creates the schema, the seed and the signing keys.
     a = await startServerProcess(env);
     b = await startServerProcess(env);
@@ -194,7 +194,7 @@ describe.skipIf(postgres === undefined)(
   () => {
     it('both start (one migration, one seed) and publish and sign with the same keys', async () => {
       assertCompiledServerFresh();
-      const env = { PORT: '0', ISSUER, DATABASE_URL: await freshDatabase() };
+      const env = { PORT: '0', ISSUER, ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: await freshDatabase() };
       const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
       expect(await jwks(b)).toEqual(await jwks(a));
       expect((await addUserWithCli(env, ADA)).code).toBe(0);

@@ -12,10 +12,10 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type ClientAddressResolver, createClientAddressResolver } from 'portcullis';
+import { type ClientAddressResolver, createClientAddressResolver, createHostCheck } from 'portcullis';
 import { hardenServer, toNodeHandler } from 'portcullis/node';
 import { createLoginGuard } from './accounts/login-guard.js';
-import { createSessionManager, type SessionManager } from './accounts/sessions.js';
+import { createSessionManager, repeatsCookie, type SessionManager } from './accounts/sessions.js';
 import { createApiApp } from './api/app.js';
 import { errorResponse, json, logFailure } from './api/errors.js';
 import { API_ROUTES } from './api/route-table.js';
@@ -31,6 +31,7 @@ import { createDocumentsApp } from './docs/routes.js';
 import { createMcpApp } from './mcp/mcp-endpoint.js';
 import { type CourseSchoolOAuth, createCourseSchoolOAuth } from './oauth.js';
 import { createPagesApp } from './pages/app.js';
+import { loginCookieName } from './pages/login.js';
 import { courseSchoolScopes } from './scopes.js';
 import { DEMO_ACCOUNTS, seed, withoutDemoAccounts } from './seed.js';
 import { openStorage } from './storage.js';
@@ -103,7 +104,7 @@ interface AppParts {
 async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   const { config, issuer, data, sessions, clients } = parts;
   const { oauth, registration, grantable } = parts.library;
-  const now = Date.now;
+  const now = (): number => Date.now();
   const discovery = await loadDiscovery(oauth);
   const demoAccounts = config.demo ? DEMO_ACCOUNTS : [];
   const clientKey = (c: Context) =>
@@ -111,12 +112,34 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
 
   const app = new OpenAPIHono<AppEnv>();
 
+  // Before pages, API, /mcp and the library: a request naming another host is a DNS-rebinding
+  // page's (ABU-06). The library's own check, with the same hosts, answers its routes alike.
+  const hostAllowed = createHostCheck({ issuer, allowedHosts: config.allowedHosts });
+  app.use('*', async (c, next) => {
+    if (hostAllowed(c.req.header('host'))) return next();
+    return json(421, {
+      error: 'invalid_request',
+      error_description: 'this server does not answer for the host this request names',
+    });
+  });
+
   // The library first: its endpoints and documents, through its node adapter on the request and
   // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
   // `clientIp` applies the trusted proxies (oauth.ts). On a Fetch runtime, `createFetchHandler(oauth)`
   // from `portcullis/fetch` is the same mount. (Chosen when the node adapter still bypassed Fetch
   // `Request`s and the Fetch mount cost 2-4x the server CPU per registration; both adapters now
   // build on @hono/node-server's request and measure alike: `npm run bench -- --workloads register`.)
+  // Two session (or login) cookies of one name: another origin of this host planted one. Refused
+  // before the library's authorization endpoint and the pages read either.
+  const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
+  app.use('*', async (c, next) => {
+    if (!repeatsCookie(c.req.header('cookie'), ownCookies)) return next();
+    return c.html(
+      "<!doctype html><title>Bad request</title><p>Your browser sent two sign-in cookies for this site, one of them set by another site. Clear this site's cookies and sign in again.</p>",
+      400,
+    );
+  });
+
   const library = toNodeHandler(oauth);
   app.use('*', async (c, next) => {
     if (!oauth.matches(c.req.path)) return next();
@@ -179,8 +202,7 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
   answerOtherMethods(app);
   app.notFound(() => json(404, { error: 'not_found', error_description: 'no such resource' }));
   app.onError((error, c) => {
-    logFailure(c.req.method, c.req.path, error);
-    return errorResponse(error);
+    return errorResponse(error, logFailure(c.req.method, c.req.path, error));
   });
   openapi = JSON.stringify(buildOpenApi(app, { discovery, scopes: courseSchoolScopes, title: TITLE }));
   return app;
@@ -240,6 +262,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       title: TITLE,
       rateLimit: config.rateLimit,
       clients,
+      allowedHosts: config.allowedHosts,
     });
     const { oauth } = library;
     oauthClose = () => oauth.close();

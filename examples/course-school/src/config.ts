@@ -69,6 +69,11 @@ export interface AppConfig {
   readonly storage: StorageChoice;
   /** Origins besides the issuer's that may call `/mcp` from a browser (DNS-rebinding protection). */
   readonly mcpAllowedOrigins: readonly string[];
+  /**
+   * Host names besides the issuer's that requests may name in `Host` (`ALLOWED_HOSTS`), such as the
+   * address a health check uses; any other host is refused `421` before pages, API and library.
+   */
+  readonly allowedHosts: readonly string[];
   /** Per-IP and per-client limits on the OAuth endpoints (the library's defaults); off only for load tests. */
   readonly rateLimit: boolean;
   /** Which reverse proxies may report the client address (`TRUST_PROXY`); 0 trusts none. */
@@ -87,6 +92,14 @@ const origin = z
   // Every route is served at the root of the origin, so the issuer is an origin.
   .refine((v) => new URL(v).pathname === '/' && !v.includes('?'), 'must be an origin, without path or query');
 
+/** The entries of a comma-separated variable, trimmed, empty ones left out. */
+function listOf(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
 const env = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -96,6 +109,14 @@ const env = z.object({
   PGLITE_IMPORT_DIR: z.string().min(1).optional(),
   STORAGE: z.enum(['memory', 'sqlite', 'pglite', 'default']).default('default'),
   MCP_ALLOWED_ORIGINS: z.string().default(''),
+  ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .refine(
+      (value) =>
+        listOf(value).every((host) => /^(\*|\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*)$/.test(host)),
+      'must be comma-separated lower-case host names without port (10.0.0.7, health.internal)',
+    ),
   RATE_LIMIT: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
     .string()
@@ -187,9 +208,8 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
     host: e.HOST,
     issuer: e.ISSUER,
     storage,
-    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',')
-      .map((o) => o.trim())
-      .filter((o) => o !== ''),
+    mcpAllowedOrigins: listOf(e.MCP_ALLOWED_ORIGINS),
+    allowedHosts: listOf(e.ALLOWED_HOSTS),
     rateLimit: e.RATE_LIMIT === 'on',
     trustProxy: e.TRUST_PROXY,
     demo: demoMode(e.DEMO, e.ISSUER, e.HOST),

@@ -44,6 +44,8 @@ export interface OAuthDeps {
   readonly rateLimit: boolean;
   /** The client address behind the trusted proxies: the library's limits count what ours count. */
   readonly clients: ClientAddressResolver;
+  /** Host names besides the issuer's the server answers for (`ALLOWED_HOSTS`). */
+  readonly allowedHosts: readonly string[];
 }
 
 /** The server and the facts the generated documents repeat. */
@@ -118,6 +120,7 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
     // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
     ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
     clientIp: deps.clients.clientIp,
+    allowedHosts: deps.allowedHosts,
     async claims(userId, scope) {
       const user = await deps.data.getUser(userId);
       if (user === null) return {};

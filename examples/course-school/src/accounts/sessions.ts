@@ -55,6 +55,26 @@ export interface SessionManager {
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
 
+/**
+ * Whether a `Cookie` header carries one of `names` more than once. A browser sends two cookies of
+ * one name when another origin of the same host (any port on an `http://` loopback issuer; a
+ * sibling subdomain without `__Host-`) planted a second one with a longer `Path`, which comes
+ * first: reading either would sign the victim into the planter's account. Such a request is
+ * refused, never guessed at.
+ */
+export function repeatsCookie(cookieHeader: string | undefined, names: readonly string[]): boolean {
+  if (cookieHeader === undefined) return false;
+  const seen = new Set<string>();
+  for (const pair of cookieHeader.split(';')) {
+    const eq = pair.indexOf('=');
+    const name = (eq === -1 ? pair : pair.slice(0, eq)).trim();
+    if (!names.includes(name)) continue;
+    if (seen.has(name)) return true;
+    seen.add(name);
+  }
+  return false;
+}
+
 /** Compares two strings in constant time (length leaks, which is public here). */
 export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);

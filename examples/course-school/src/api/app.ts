@@ -210,8 +210,7 @@ export function createApiApp(routes: readonly ApiRoute[], deps: ApiAppDeps): Ope
     });
   }
   app.onError((error, c) => {
-    logFailure(c.req.method, c.req.path, error);
-    return errorResponse(error);
+    return errorResponse(error, logFailure(c.req.method, c.req.path, error));
   });
   return app;
 }

@@ -8,7 +8,12 @@
  * @module
  */
 import { HTTPException } from 'hono/http-exception';
-import { classifyStorageFailure, isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from 'portcullis';
+import {
+  defaultLogger,
+  isStorageUnavailable,
+  logFailure as logLibraryFailure,
+  STORAGE_RETRY_AFTER_SECONDS,
+} from 'portcullis';
 import type { z } from 'zod';
 
 /** Error codes of the business API. OAuth codes come from the library's guard unchanged. */
@@ -117,23 +122,39 @@ export function isRefusal(error: unknown): boolean {
   return error instanceof ApiError || error instanceof HTTPException;
 }
 
+/** A fresh request id: 16 hex digits, sent in `X-Request-Id` and logged with the failure. */
+export function newRequestId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join(
+    '',
+  );
+}
+
 /**
- * Logs a failure of the server once (a refusal is not one): a storage outage at `warn`, by its
- * reason (answered 503, the client retries; the driver's message may name the database host),
- * anything else at `error` with its stack.
+ * Logs a failure of the server once (a refusal is not one) as the library logs its own: one JSON
+ * line on standard error, a storage outage at `warn` by its reason (answered 503, the client
+ * retries), anything else at `error` by its name and first line. Never the SQL of a failed
+ * statement or its parameters (a driver's error carries both), never a request's body.
+ *
+ * @returns the request id the response must carry (`X-Request-Id`), or `undefined` for a refusal
  */
-export function logFailure(method: string, path: string, error: unknown): void {
-  if (isRefusal(error)) return;
-  const unavailable = classifyStorageFailure(error);
-  if (unavailable === undefined) console.error(`${method} ${path} failed:`, error);
-  else console.warn(`${method} ${path}: storage unavailable (${unavailable.reason}), answered 503`);
+export function logFailure(method: string, path: string, error: unknown): string | undefined {
+  if (isRefusal(error)) return undefined;
+  const requestId = newRequestId();
+  logLibraryFailure(defaultLogger, `${method} ${path} failed`, error, { requestId });
+  return requestId;
 }
 
 /**
  * The response for anything thrown. A storage outage is `503 temporarily_unavailable` with
  * `Retry-After`; other unknown errors become a 500 whose message is not sent.
  */
-export function errorResponse(error: unknown): Response {
+export function errorResponse(error: unknown, requestId?: string): Response {
+  const response = errorResponseOf(error);
+  if (requestId !== undefined) response.headers.set('x-request-id', requestId);
+  return response;
+}
+
+function errorResponseOf(error: unknown): Response {
   if (error instanceof HTTPException) {
     const known = FROM_HONO[error.status];
     if (known !== undefined) error = new ApiError(known[0], known[1]);

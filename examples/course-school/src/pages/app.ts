@@ -10,6 +10,7 @@ import { csrf } from 'hono/csrf';
 import { html } from 'hono/html';
 import { HTTPException } from 'hono/http-exception';
 import { classifyStorageFailure, STORAGE_RETRY_AFTER_SECONDS } from 'portcullis';
+import { logFailure } from '../api/errors.js';
 import { type AccountDeps, addAccountPages } from './account.js';
 import { addHomePage, type HomeDeps } from './home.js';
 import { page, pageHeaders } from './layout.js';
@@ -45,12 +46,11 @@ export function createPagesApp(deps: PagesDeps): Hono {
         },
       );
     }
+    // Logged once, as a JSON line without the statement or its parameters, under the id the page carries.
+    const requestId = logFailure(c.req.method, c.req.path, error);
+    if (requestId !== undefined) c.header('x-request-id', requestId);
     // The database unreachable for a moment: 503 with Retry-After, as the library and the API answer.
-    const unavailable = classifyStorageFailure(error);
-    if (unavailable !== undefined) {
-      console.warn(
-        `${c.req.method} ${c.req.path}: storage unavailable (${unavailable.reason}), answered 503`,
-      );
+    if (classifyStorageFailure(error) !== undefined) {
       return page(
         c,
         'Temporarily unavailable',
@@ -58,7 +58,6 @@ export function createPagesApp(deps: PagesDeps): Hono {
         { status: 503, headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) } },
       );
     }
-    console.error(`${c.req.method} ${c.req.path} failed:`, error);
     return c.html(
       '<!doctype html><title>Error</title><p>The server could not complete the request.</p>',
       500,

@@ -2,7 +2,8 @@
  * The login page (`loginUrl` of the library): the authorization endpoint sends browsers here with
  * `return_to`; after a good password they go back there. The form is protected against CSRF by
  * Hono's CSRF middleware (Origin / Fetch Metadata, in `pages/app.ts`) and by a signed double-submit
- * token: a random nonce in a signed, HttpOnly cookie and in the form (there is no session yet).
+ * token: a random nonce in a signed, HttpOnly cookie and in the form (there is no session yet),
+ * which expires ten minutes after the form was served.
  * Attempts go through the login guard (`accounts/login-guard.ts`).
  * @module
  */
@@ -35,6 +36,28 @@ export interface LoginDeps {
 
 /** The path of the login page. */
 export const LOGIN_PATH = '/login';
+
+/** How long a login form may be posted after it was served, in seconds: its CSRF pair expires then. */
+export const LOGIN_FORM_TTL_SECONDS = 600;
+
+/** The name of the login form's CSRF cookie (`__Host-` on an https issuer). */
+export function loginCookieName(secure: boolean): string {
+  return secure ? '__Host-cs_login' : 'cs_login';
+}
+
+/**
+ * The nonce of a login form: when it was served (epoch ms) and 18 random bytes. It goes in the
+ * form and, signed, in the cookie, so the time cannot be changed.
+ */
+function newNonce(now: number): string {
+  return `${now}.${randomBytes(18).toString('base64url')}`;
+}
+
+/** Whether a nonce from the signed cookie was served within {@link LOGIN_FORM_TTL_SECONDS} of `now`. */
+function nonceFresh(nonce: string, now: number): boolean {
+  const issued = Number(nonce.slice(0, nonce.indexOf('.')));
+  return Number.isSafeInteger(issued) && issued <= now && now - issued <= LOGIN_FORM_TTL_SECONDS * 1000;
+}
 
 /**
  * Fields of the login form. A field sent twice arrives as an array and is refused (400); a missing
@@ -72,14 +95,14 @@ export function formOf<S extends z.ZodType>(schema: S) {
 /** Adds `GET /login`, `POST /login` and `POST /logout`. */
 export function addLoginPages(app: Hono, deps: LoginDeps): void {
   const home = `${deps.issuer}/account`;
-  const csrfCookie = deps.sessions.secure ? '__Host-cs_login' : 'cs_login';
+  const csrfCookie = loginCookieName(deps.sessions.secure);
   const { secret } = deps.sessions;
 
   async function form(
     c: Context,
     options: { returnTo: string; email: string; error?: string; reauthenticate?: boolean } & PageOptions,
   ): Promise<Response> {
-    const nonce = randomBytes(18).toString('base64url');
+    const nonce = newNonce(deps.now());
     const demo: Html | string =
       deps.demoAccounts.length === 0
         ? ''
@@ -102,7 +125,12 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 </form>
 </div>
 ${demo}`;
-    const cookie = await generateSignedCookie(csrfCookie, nonce, secret, deps.sessions.cookieOptions(1800));
+    const cookie = await generateSignedCookie(
+      csrfCookie,
+      nonce,
+      secret,
+      deps.sessions.cookieOptions(LOGIN_FORM_TTL_SECONDS),
+    );
     return page(c, 'Sign in', body, {
       ...options,
       headers: { ...options.headers, 'set-cookie': cookie },
@@ -122,7 +150,7 @@ ${demo}`;
     const returnTo = safeReturnTo(fields.return_to, deps.issuer, home);
     const email = fields.email.trim().toLowerCase().slice(0, 254);
     const nonce = await getSignedCookie(c, secret, csrfCookie);
-    if (typeof nonce !== 'string' || !safeEqual(fields.csrf_token, nonce)) {
+    if (typeof nonce !== 'string' || !safeEqual(fields.csrf_token, nonce) || !nonceFresh(nonce, deps.now())) {
       return form(c, {
         returnTo,
         email,
