@@ -7,6 +7,7 @@
 import type { Runtime } from './core/context.js';
 import { sha256 } from './core/crypto.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
+import type { ClientJwks } from './protocol/client-jwks.js';
 import type { ClientMetadata, ClientRecord } from './storage/types.js';
 
 /** A protected resource with its metadata URL. */
@@ -113,6 +114,15 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
   for (const c of options.clients ?? []) {
     const method =
       c.tokenEndpointAuthMethod ?? (c.clientSecret === undefined ? 'none' : 'client_secret_post');
+    // Validated by the options schema (clientKeyMetadataProblem): public keys of supported types.
+    const keys =
+      method !== 'private_key_jwt'
+        ? {}
+        : c.jwks !== undefined
+          ? { jwks: c.jwks as unknown as ClientJwks }
+          : c.jwksUri !== undefined
+            ? { jwks_uri: c.jwksUri }
+            : {};
     clients.set(c.clientId, {
       clientId: c.clientId,
       ...(c.clientSecret === undefined ? {} : { secretHash: await sha256(c.clientSecret) }),
@@ -124,6 +134,7 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
         application_type: c.redirectUris.every((u) => u.startsWith('http://')) ? 'native' : 'web',
         ...(c.clientName === undefined ? {} : { client_name: c.clientName }),
         ...(c.scope === undefined ? {} : { scope: c.scope }),
+        ...keys,
       },
       origin: 'static',
       createdAt: 0,

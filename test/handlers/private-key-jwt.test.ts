@@ -206,6 +206,49 @@ describe('PKJ-01 a registered private_key_jwt client', () => {
     }
   });
 
+  it('a configured client (options.clients) with jwks authenticates with assertions; without keys the options are refused', async () => {
+    const clientId = 'nightly-report';
+    const configured = await Harness.start({
+      options: {
+        clients: [
+          {
+            clientId,
+            redirectUris: [CB],
+            tokenEndpointAuthMethod: 'private_key_jwt',
+            jwks: { keys: [key.publicJwk] },
+          },
+        ],
+      },
+    });
+    try {
+      const got = await configured.obtainCode({
+        client_id: clientId,
+        redirect_uris: [CB],
+      } as RegisteredClient);
+      const now = configured.clock.now();
+      const signed = await sign(
+        key,
+        { iss: clientId, sub: clientId, aud: ISSUER, exp: now + 60, jti: randomUUID() },
+        { kid: key.publicJwk.kid },
+      );
+      const response = await configured.token({
+        grant_type: 'authorization_code',
+        code: got.code,
+        redirect_uri: CB,
+        code_verifier: got.pkce.verifier,
+        ...asAssertion(signed),
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      await configured.close();
+    }
+    await expect(
+      Harness.start({
+        options: { clients: [{ clientId, redirectUris: [CB], tokenEndpointAuthMethod: 'private_key_jwt' }] },
+      }),
+    ).rejects.toThrow(/private_key_jwt needs jwks or jwks_uri/);
+  });
+
   it.each([
     ['without jwks or jwks_uri', {}],
     ['with both jwks and jwks_uri', { jwks: { keys: [key.publicJwk] }, jwks_uri: JWKS_URI }],
