@@ -10,6 +10,7 @@ import { sha256 } from './core/crypto.js';
 import type { OAuthRequest } from './core/http.js';
 import type { EndpointPaths, LoginRedirectContext, ParsedOptions } from './options.js';
 import { clientAddressKey } from './protocol/client-address.js';
+import type { ClientJwks } from './protocol/client-jwks.js';
 import { createDpopNonceSource, type DpopNonceSource } from './protocol/dpop-nonce.js';
 import type { SignatureAlgorithm } from './protocol/public-jwk.js';
 import type { ClientMetadata, ClientRecord } from './storage/types.js';
@@ -127,6 +128,15 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
   for (const c of options.clients ?? []) {
     const method =
       c.tokenEndpointAuthMethod ?? (c.clientSecret === undefined ? 'none' : 'client_secret_post');
+    // Validated by the options schema (clientKeyMetadataProblem): public keys of supported types.
+    const keys =
+      method !== 'private_key_jwt'
+        ? {}
+        : c.jwks !== undefined
+          ? { jwks: c.jwks as unknown as ClientJwks }
+          : c.jwksUri !== undefined
+            ? { jwks_uri: c.jwksUri }
+            : {};
     clients.set(c.clientId, {
       clientId: c.clientId,
       ...(c.clientSecret === undefined ? {} : { secretHash: await sha256(c.clientSecret) }),
@@ -141,6 +151,7 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
         ...(c.dpopBoundAccessTokens === undefined
           ? {}
           : { dpop_bound_access_tokens: c.dpopBoundAccessTokens }),
+        ...keys,
       },
       origin: 'static',
       createdAt: 0,

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
 import type { HostLookup, MetadataFetcher } from './cimd/fetcher.js';
+import { parseAllowedAddresses } from './cimd/node-fetcher.js';
 import { type Clock, defaultLogger, type Logger } from './core/context.js';
 import { type RandomSource, secureRandom } from './core/crypto.js';
 import type { EventListener } from './core/events.js';
@@ -31,6 +32,7 @@ import {
   unlessNormalForm,
   webUrl,
 } from './option-checks.js';
+import { clientKeyMetadataProblem } from './protocol/client-jwks.js';
 import { parseAddressRange } from './protocol/ip-address.js';
 import { SIGNATURE_ALGORITHMS, type SignatureAlgorithm } from './protocol/public-jwk.js';
 import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
@@ -114,9 +116,22 @@ const staticClientSchema = z
     scope: z.string().optional(),
     /**
      * Default `client_secret_post` with a secret, `none` without; `client_secret_basic` needs
-     * the `clientSecretBasic` option (on by default).
+     * the `clientSecretBasic` option (on by default); `private_key_jwt` needs `jwks` or `jwksUri`
+     * and no secret.
      */
-    tokenEndpointAuthMethod: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+    tokenEndpointAuthMethod: z
+      .enum(['none', 'client_secret_post', 'client_secret_basic', 'private_key_jwt'])
+      .optional(),
+    /** For `private_key_jwt`: the client's public keys (a JWK Set), checked at start-up. */
+    jwks: z
+      .custom<{ readonly keys: readonly object[] }>(
+        (value) =>
+          typeof value === 'object' && value !== null && Array.isArray((value as { keys?: unknown }).keys),
+        'must be a JWK Set ({ keys: [...] })',
+      )
+      .optional(),
+    /** For `private_key_jwt`: where the client publishes its public keys (https), fetched when needed. */
+    jwksUri: z.string().max(2000).optional(),
     /**
      * True: every token request of this client must carry a DPoP proof, so its tokens are always
      * bound to its key (`dpop_bound_access_tokens`, RFC 9449 §5.2). Default: proofs are optional.
@@ -131,7 +146,8 @@ const staticClientSchema = z
       }
     });
     const method = client.tokenEndpointAuthMethod;
-    if (method !== undefined && (method === 'none') !== (client.clientSecret === undefined)) {
+    const usesSecret = method === 'client_secret_post' || method === 'client_secret_basic';
+    if (method !== undefined && usesSecret !== (client.clientSecret !== undefined)) {
       ctx.addIssue({
         code: 'custom',
         path: ['tokenEndpointAuthMethod'],
@@ -626,6 +642,42 @@ export const optionsSchema = z
           path: ['clients', index, 'tokenEndpointAuthMethod'],
           message: 'client_secret_basic needs options.clientSecretBasic',
         });
+      }
+      if (client.tokenEndpointAuthMethod === 'private_key_jwt' && !options.privateKeyJwt.enabled) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', index, 'tokenEndpointAuthMethod'],
+          message: 'private_key_jwt needs options.privateKeyJwt.enabled',
+        });
+      }
+      if (
+        client.jwks !== undefined ||
+        client.jwksUri !== undefined ||
+        client.tokenEndpointAuthMethod === 'private_key_jwt'
+      ) {
+        let allowedAddresses: ReturnType<typeof parseAllowedAddresses> = [];
+        try {
+          allowedAddresses = parseAllowedAddresses(
+            options.clientIdMetadataDocuments.allowSpecialUseAddresses,
+          );
+        } catch {
+          // Reported on clientIdMetadataDocuments.allowSpecialUseAddresses itself.
+        }
+        const checked = clientKeyMetadataProblem(
+          {
+            token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+            ...(client.jwks === undefined ? {} : { jwks: client.jwks }),
+            ...(client.jwksUri === undefined ? {} : { jwks_uri: client.jwksUri }),
+          },
+          { algorithms: options.privateKeyJwt.algorithms, allowedAddresses },
+        );
+        if (!checked.ok) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clients', index, client.jwksUri === undefined ? 'jwks' : 'jwksUri'],
+            message: checked.problem,
+          });
+        }
       }
     });
   });

@@ -5,6 +5,7 @@
  * framework is imported here; adapters translate.
  * @module
  */
+import { createFetchBounds } from './cimd/fetch-bounds.js';
 import type { MetadataFetcher } from './cimd/fetcher.js';
 import { createNodeMetadataFetcher } from './cimd/node-fetcher.js';
 import { createClientIdMetadataResolver } from './cimd/resolver.js';
@@ -180,6 +181,35 @@ function outboundFetcher(config: ServerConfig): MetadataFetcher {
   });
 }
 
+/**
+ * `fetcher` within the bounds of metadata-document fetches (ABU-04): at most
+ * `maxConcurrentFetches` at once and `hostFetchesPerMinute` per host (a host that served a key set
+ * is exempt for a day). For `jwks_uri`s, whose resolver remembers failures itself; a fetch past
+ * the bounds is refused without a connection.
+ */
+function boundedFetcher(fetcher: MetadataFetcher, config: ServerConfig): MetadataFetcher {
+  const cimd = config.clientIdMetadataDocuments;
+  const { clock } = config.runtime;
+  const bounds = createFetchBounds({
+    maxConcurrent: cimd.maxConcurrentFetches,
+    perHostPerMinute: cimd.hostFetchesPerMinute,
+    failureMs: 0,
+    busySeconds: cimd.timeoutMs / 1000,
+  });
+  return async (request) => {
+    const admitted = bounds.admit(request.target, clock());
+    try {
+      const response = await fetcher(request);
+      if (response.status === 200) admitted.succeeded(clock());
+      else admitted.failed(undefined, clock());
+      return response;
+    } catch (error) {
+      admitted.failed(undefined, clock());
+      throw error;
+    }
+  };
+}
+
 /** Deletes expired records every `housekeepingIntervalSeconds`; returns the timer, if any. */
 function startHousekeeping(ctx: ServerContext): ReturnType<typeof setInterval> | undefined {
   const { housekeepingIntervalSeconds, storage, runtime } = ctx.config;
@@ -251,7 +281,7 @@ export async function createAuthorizationServer(
     : undefined;
   const clientKeys = config.privateKeyJwt.enabled
     ? createClientKeyResolver({
-        fetcher,
+        fetcher: boundedFetcher(fetcher, config),
         clock: config.runtime.clock,
         logger: config.runtime.logger,
         rules: { algorithms: config.privateKeyJwt.algorithms },

@@ -11,7 +11,7 @@
  *   lists the device authorization grant among its grant types, which this server does not offer
  *   and ignores (RFC 7591 §2).
  * - ChatGPT's connectors redirect to a fixed https URI on chatgpt.com: matched exactly. (Its
- *   published document authenticates with `private_key_jwt`, which issue 17 brings.)
+ *   published document authenticates with `private_key_jwt`: test/handlers/private-key-jwt.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -163,6 +163,92 @@ describe('PKJ-01 a registered private_key_jwt client', () => {
     expect(script.fetches).toHaveLength(2);
   });
 
+  it('ABU-04 jwks_uri fetches are bounded per host like metadata documents: past the budget, no connection', async () => {
+    const bounded = await Harness.start({
+      options: { clientIdMetadataDocuments: { fetcher: script.fetcher, hostFetchesPerMinute: 1 } },
+    });
+    try {
+      const otherUri = 'https://agent.example/other/jwks.json';
+      servedKeys(key);
+      script.serve(otherUri, { body: { keys: [key.publicJwk] } });
+      const first = await bounded.register({
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: otherUri,
+      });
+      const second = await bounded.register({
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: JWKS_URI,
+      });
+      const signed = (clientId: string) => {
+        const now = bounded.clock.now();
+        return sign(
+          key,
+          { iss: clientId, sub: clientId, aud: ISSUER, iat: now, exp: now + 60, jti: randomUUID() },
+          { kid: key.publicJwk.kid },
+        );
+      };
+      const exchange = async (client: RegisteredClient) => {
+        const got = await bounded.obtainCode(client);
+        return bounded.token({
+          grant_type: 'authorization_code',
+          code: got.code,
+          redirect_uri: CB,
+          code_verifier: got.pkce.verifier,
+          ...asAssertion(await signed(client.client_id)),
+        });
+      };
+      // One fetch from agent.example per minute: the first client's; the second is refused unfetched.
+      expect((await exchange(first)).status).toBe(200);
+      expectError(await exchange(second), 'invalid_client');
+      expect(script.fetches).toEqual([otherUri]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('a configured client (options.clients) with jwks authenticates with assertions; without keys the options are refused', async () => {
+    const clientId = 'nightly-report';
+    const configured = await Harness.start({
+      options: {
+        clients: [
+          {
+            clientId,
+            redirectUris: [CB],
+            tokenEndpointAuthMethod: 'private_key_jwt',
+            jwks: { keys: [key.publicJwk] },
+          },
+        ],
+      },
+    });
+    try {
+      const got = await configured.obtainCode({
+        client_id: clientId,
+        redirect_uris: [CB],
+      } as RegisteredClient);
+      const now = configured.clock.now();
+      const signed = await sign(
+        key,
+        { iss: clientId, sub: clientId, aud: ISSUER, exp: now + 60, jti: randomUUID() },
+        { kid: key.publicJwk.kid },
+      );
+      const response = await configured.token({
+        grant_type: 'authorization_code',
+        code: got.code,
+        redirect_uri: CB,
+        code_verifier: got.pkce.verifier,
+        ...asAssertion(signed),
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      await configured.close();
+    }
+    await expect(
+      Harness.start({
+        options: { clients: [{ clientId, redirectUris: [CB], tokenEndpointAuthMethod: 'private_key_jwt' }] },
+      }),
+    ).rejects.toThrow(/private_key_jwt needs jwks or jwks_uri/);
+  });
+
   it.each([
     ['without jwks or jwks_uri', {}],
     ['with both jwks and jwks_uri', { jwks: { keys: [key.publicJwk] }, jwks_uri: JWKS_URI }],

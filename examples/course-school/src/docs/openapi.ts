@@ -71,11 +71,17 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
       body: form(
         z.object({
           grant_type: z.enum(as.grant_types_supported as [string, ...string[]]),
-          client_id: z.string().describe('The client identifier'),
+          client_id: optional('The client identifier (in the assertion or the Basic credentials otherwise)'),
           code: optional('The authorization code'),
           redirect_uri: optional('The redirect URI of the authorization request'),
           client_secret: optional(
             'Confidential clients registered with `client_secret_post` (others send `Authorization: Basic`)',
+          ),
+          client_assertion_type: optional(
+            '`urn:ietf:params:oauth:client-assertion-type:jwt-bearer`, for `private_key_jwt` clients (RFC 7523)',
+          ),
+          client_assertion: optional(
+            'The signed client assertion of a `private_key_jwt` client (RFC 7523 §2.2)',
           ),
           code_verifier: optional('The PKCE verifier'),
           refresh_token: optional('For `grant_type=refresh_token`'),
