@@ -11,11 +11,26 @@
 
 import { builtinModule } from './builtins.js';
 
+type NodeCipher = {
+  update(data: Uint8Array): Uint8Array;
+  final(): Uint8Array;
+};
+
 type NodeCrypto = {
   createHash(alg: 'sha256'): {
     update(data: string): { digest(enc: 'base64url'): string; digest(): Uint8Array };
   };
   hash?: (alg: 'sha256', data: string, outputEncoding: 'base64url') => string;
+  createCipheriv(
+    alg: 'aes-256-gcm',
+    key: Uint8Array,
+    iv: Uint8Array,
+  ): NodeCipher & { getAuthTag(): Uint8Array };
+  createDecipheriv(
+    alg: 'aes-256-gcm',
+    key: Uint8Array,
+    iv: Uint8Array,
+  ): NodeCipher & { setAuthTag(tag: Uint8Array): void };
 };
 
 type NativeBuffer = {
@@ -149,4 +164,57 @@ export function timingSafeEqual(a: string, b: string): boolean {
 /** The PKCE S256 transform: base64url(SHA-256(ASCII(verifier))) (RFC 7636 §4.2). */
 export function s256(verifier: string): Promise<string> {
   return sha256(verifier);
+}
+
+/** The length of an AES-GCM authentication tag as Web Crypto appends it (128 bits). */
+const GCM_TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM encryption of `plaintext` under a raw 32-byte `key`: the ciphertext followed by its
+ * 16-byte tag, as Web Crypto's `encrypt` returns it. With `node:crypto` it runs synchronously:
+ * Web Crypto imports a `CryptoKey` and sends the work to the thread pool, which costs far more than
+ * encrypting the few bytes of a token.
+ */
+export async function aesGcmEncrypt(
+  key: Uint8Array<ArrayBuffer>,
+  iv: Uint8Array<ArrayBuffer>,
+  plaintext: Uint8Array<ArrayBuffer>,
+): Promise<Uint8Array> {
+  if (nodeCrypto !== undefined) {
+    const cipher = nodeCrypto.createCipheriv('aes-256-gcm', key, iv);
+    const head = cipher.update(plaintext);
+    const tail = cipher.final();
+    const tag = cipher.getAuthTag();
+    const out = new Uint8Array(head.length + tail.length + tag.length);
+    out.set(head, 0);
+    out.set(tail, head.length);
+    out.set(tag, head.length + tail.length);
+    return out;
+  }
+  const cryptoKey = await crypto.subtle.importKey('raw', key, 'AES-GCM', false, ['encrypt']);
+  return new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, cryptoKey, plaintext));
+}
+
+/**
+ * The inverse of {@link aesGcmEncrypt}: `sealed` is the ciphertext followed by its 16-byte tag.
+ * @throws when the tag does not verify (a wrong key, or altered bytes)
+ */
+export async function aesGcmDecrypt(
+  key: Uint8Array<ArrayBuffer>,
+  iv: Uint8Array<ArrayBuffer>,
+  sealed: Uint8Array<ArrayBuffer>,
+): Promise<Uint8Array> {
+  if (nodeCrypto !== undefined) {
+    if (sealed.length < GCM_TAG_BYTES) throw new Error('the sealed bytes are shorter than a GCM tag');
+    const decipher = nodeCrypto.createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
+    const head = decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES));
+    const tail = decipher.final();
+    const out = new Uint8Array(head.length + tail.length);
+    out.set(head, 0);
+    out.set(tail, head.length);
+    return out;
+  }
+  const cryptoKey = await crypto.subtle.importKey('raw', key, 'AES-GCM', false, ['decrypt']);
+  return new Uint8Array(await crypto.subtle.decrypt({ name: 'AES-GCM', iv }, cryptoKey, sealed));
 }

@@ -4,7 +4,7 @@
  * can recover the new one and nothing readable is stored.
  * @module
  */
-import { base64url, randomToken, sha256, sha256Bytes } from '../core/crypto.js';
+import { aesGcmDecrypt, aesGcmEncrypt, base64url, randomToken, sha256, sha256Bytes } from '../core/crypto.js';
 import type { ServerContext } from '../server-context.js';
 import type { RefreshTokenRecord } from '../storage/types.js';
 
@@ -56,9 +56,9 @@ export async function mintRefreshToken(
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-async function sealingKey(predecessor: string): Promise<CryptoKey> {
-  const material = await sha256Bytes(`portcullis refresh grace\u0000${predecessor}`);
-  return crypto.subtle.importKey('raw', material, 'AES-GCM', false, ['encrypt', 'decrypt']);
+/** The AES-256 key a successor is sealed under: SHA-256 of a label and the predecessor. */
+function sealingKey(predecessor: string): Promise<Uint8Array<ArrayBuffer>> {
+  return sha256Bytes(`portcullis refresh grace\u0000${predecessor}`);
 }
 
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
@@ -76,13 +76,7 @@ export async function sealSuccessor(
   successor: string,
 ): Promise<string> {
   const iv = ctx.config.runtime.random(12);
-  const sealed = new Uint8Array(
-    await crypto.subtle.encrypt(
-      { name: 'AES-GCM', iv },
-      await sealingKey(predecessor),
-      encoder.encode(successor),
-    ),
-  );
+  const sealed = await aesGcmEncrypt(await sealingKey(predecessor), iv, encoder.encode(successor));
   const out = new Uint8Array(iv.length + sealed.length);
   out.set(iv, 0);
   out.set(sealed, iv.length);
@@ -93,11 +87,7 @@ export async function sealSuccessor(
 export async function openSuccessor(predecessor: string, sealed: string): Promise<string | undefined> {
   try {
     const bytes = fromBase64url(sealed);
-    const plain = await crypto.subtle.decrypt(
-      { name: 'AES-GCM', iv: bytes.subarray(0, 12) },
-      await sealingKey(predecessor),
-      bytes.subarray(12),
-    );
+    const plain = await aesGcmDecrypt(await sealingKey(predecessor), bytes.slice(0, 12), bytes.slice(12));
     return decoder.decode(plain);
   } catch {
     return undefined;

@@ -4,7 +4,7 @@
  * It reads the catalog through `api/catalog.ts`, like the REST routes, so both show the same thing.
  * @module
  */
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { courseOutline, publicPlans, publishedCourse, searchPublishedCourses } from '../api/catalog.js';
@@ -49,8 +49,24 @@ async function courseDetail(deps: CatalogServerDeps, id: string) {
   };
 }
 
+type McpSdk = typeof import('@modelcontextprotocol/sdk/server/mcp.js');
+let sdk: Promise<McpSdk> | undefined;
+
+/**
+ * The MCP SDK, imported on the first `/mcp` request rather than at start: it is about 20 MB of
+ * resident memory and a tenth of the start-up time that a server nobody asks over MCP never needs.
+ */
+export function loadMcpSdk(): Promise<McpSdk> {
+  sdk ??= import('@modelcontextprotocol/sdk/server/mcp.js').catch((error: unknown) => {
+    sdk = undefined;
+    throw error;
+  });
+  return sdk;
+}
+
 /** Builds a server instance (one per request: the transport is stateless). */
-export function createCatalogServer(deps: CatalogServerDeps): McpServer {
+export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpServer> {
+  const { McpServer, ResourceTemplate } = await loadMcpSdk();
   const server = new McpServer(
     { name: 'course-school-catalog', title: `${deps.title} catalog`, version: deps.version },
     {

@@ -10,12 +10,25 @@
  * @module
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { toResponse } from 'portcullis/fetch';
 import type { BearerGuard } from '../auth/bearer-guard.js';
 import { type CatalogServerDeps, createCatalogServer } from './catalog-server.js';
+
+type TransportModule = typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js');
+let transportModule: Promise<TransportModule> | undefined;
+
+/** The SDK's transport, imported on the first request like the server (catalog-server.ts). */
+function loadTransport(): Promise<TransportModule> {
+  transportModule ??= import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js').catch(
+    (error: unknown) => {
+      transportModule = undefined;
+      throw error;
+    },
+  );
+  return transportModule;
+}
 
 /** Largest JSON-RPC message accepted. */
 const MAX_MCP_BYTES = 256 * 1024;
@@ -115,7 +128,10 @@ export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
       }
 
-      const server = createCatalogServer(deps);
+      const [server, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+        createCatalogServer(deps),
+        loadTransport(),
+      ]);
       // No `sessionIdGenerator`: stateless mode. JSON responses: nothing here streams.
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
       try {
