@@ -5,32 +5,15 @@ prints the authorization URL and reads the URL the browser was sent back to from
 
 Usage: authlib_defaults.py <issuer> <redirect URI>
 """
-import json
 import sys
 
-import requests
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
 
-
-def report(step, **facts):
-    print(json.dumps({"step": step, **facts}), flush=True)
-
+from school_client import register_confidential, report
 
 issuer, redirect_uri = sys.argv[1], sys.argv[2]
-metadata = requests.get(f"{issuer}/.well-known/oauth-authorization-server").json()
-response = requests.post(
-    metadata["registration_endpoint"],
-    json={
-        "client_name": "authlib with its defaults",
-        "application_type": "native",
-        "redirect_uris": [redirect_uri],
-        "token_endpoint_auth_method": "client_secret_basic",
-    },
-)
-response.raise_for_status()
-client = response.json()
-report("registration", client_id=client["client_id"], auth=client["token_endpoint_auth_method"])
+metadata, client = register_confidential(issuer, redirect_uri, "authlib with its defaults")
 
 # No token_endpoint_auth_method given: authlib's default, client_secret_basic.
 session = OAuth2Session(

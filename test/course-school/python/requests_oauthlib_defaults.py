@@ -8,16 +8,12 @@ Usage: requests_oauthlib_defaults.py <issuer> <redirect URI>
 """
 import base64
 import hashlib
-import json
 import secrets
 import sys
 
-import requests
 from requests_oauthlib import OAuth2Session
 
-
-def report(step, **facts):
-    print(json.dumps({"step": step, **facts}), flush=True)
+from school_client import register_confidential, report
 
 
 class SeenAuthorization:
@@ -32,19 +28,7 @@ class SeenAuthorization:
 
 
 issuer, redirect_uri = sys.argv[1], sys.argv[2]
-metadata = requests.get(f"{issuer}/.well-known/oauth-authorization-server").json()
-response = requests.post(
-    metadata["registration_endpoint"],
-    json={
-        "client_name": "requests-oauthlib with its defaults",
-        "application_type": "native",
-        "redirect_uris": [redirect_uri],
-        "token_endpoint_auth_method": "client_secret_basic",
-    },
-)
-response.raise_for_status()
-client = response.json()
-report("registration", client_id=client["client_id"], auth=client["token_endpoint_auth_method"])
+metadata, client = register_confidential(issuer, redirect_uri, "requests-oauthlib with its defaults")
 
 session = OAuth2Session(client["client_id"], redirect_uri=redirect_uri, scope=["courses:read"])
 seen = SeenAuthorization()
