@@ -134,6 +134,9 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
       allowConfidentialClients: registration.confidentialClients,
     },
     clientIdMetadataDocuments: { enabled: true },
+    // The spec accepts only the authorization code and refresh token grants: no client acts for
+    // itself here, so `client_credentials` stays off (said here, not left to the library default).
+    clientCredentials: { enabled: false },
     metadata: { serviceName: deps.title, serviceDocumentation: `${deps.issuer}/auth.md` },
   });
   return { oauth, registration, grantable: (role) => byRole[role] };
