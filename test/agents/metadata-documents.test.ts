@@ -1,7 +1,8 @@
 /**
  * Client ID Metadata Documents shaped like those agents publish (August 2026), served to the
  * library through an injected fetcher, each through the whole flow: authorize → consent → code at
- * the redirect URI the agent chose → token (public client, PKCE) → refresh.
+ * the redirect URI the agent chose → token (PKCE; a public client names itself, ChatGPT's proves its
+ * key) → refresh.
  *
  * - Claude Code lists port-less loopback redirect URIs (`http://localhost/callback`,
  *   `http://127.0.0.1/callback`) and listens on an ephemeral port each run; no
@@ -10,13 +11,18 @@
  * - VS Code lists `http://127.0.0.1:33418/` and `https://vscode.dev/redirect`, says `native`, and
  *   lists the device authorization grant among its grant types, which this server does not offer
  *   and ignores (RFC 7591 §2).
- * - ChatGPT's connectors redirect to a fixed https URI on chatgpt.com: matched exactly. (Its
- *   published document authenticates with `private_key_jwt`: test/handlers/private-key-jwt.test.ts.)
+ * - ChatGPT's connectors redirect to a fixed https URI on chatgpt.com, matched exactly, and their
+ *   documents declare `private_key_jwt` with a `jwks_uri` and nothing else: the code exchange and
+ *   the refresh each carry a client assertion (RFC 7523 §2.2; PKJ-01) verified with the keys
+ *   fetched from `jwks_uri` through the same injected fetcher, and a code cannot be redeemed
+ *   without one. The attacks on assertions are in test/handlers/private-key-jwt.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asAssertion, clientAssertion } from '../helpers/client-assertion.js';
 import {
   consentFields,
   Harness,
+  ISSUER,
   json,
   type Pkce,
   pkce,
@@ -24,10 +30,13 @@ import {
   redirectParams,
 } from '../helpers/harness.js';
 import { type ScriptedFetcher, scriptedFetcher } from '../helpers/metadata-documents.js';
+import { testKey } from '../protocol/key-fixtures.js';
 
 const CLAUDE_CODE = 'https://claude.ai/oauth/claude-code-client-metadata';
 const VS_CODE = 'https://vscode.dev/oauth/client-metadata.json';
 const CHATGPT = 'https://chatgpt.com/oauth/5d2c8a01/client.json';
+const CHATGPT_JWKS = 'https://chatgpt.com/oauth/5d2c8a01/jwks.json';
+const chatgptKey = await testKey('RS256', 'chatgpt-connector-1');
 
 /** The documents, as their publishers shape them. */
 const DOCUMENTS: Record<string, Record<string, unknown>> = {
@@ -57,7 +66,8 @@ const DOCUMENTS: Record<string, Record<string, unknown>> = {
     redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
-    token_endpoint_auth_method: 'none',
+    token_endpoint_auth_method: 'private_key_jwt',
+    jwks_uri: CHATGPT_JWKS,
   },
 };
 
@@ -69,6 +79,7 @@ beforeAll(async () => {
   for (const [clientId, body] of Object.entries(DOCUMENTS)) {
     documents.serve(clientId, { body, cacheControl: 'max-age=300' });
   }
+  documents.serve(CHATGPT_JWKS, { body: { keys: [chatgptKey.publicJwk] }, cacheControl: 'max-age=300' });
   h = await Harness.start({
     options: { clientIdMetadataDocuments: { enabled: true, fetcher: documents.fetcher } },
   });
@@ -81,6 +92,16 @@ async function consentPage(clientId: string, redirectUri: string, p: Pkce) {
   const cookie = h.login('ada');
   const page = await h.authorize(h.authorizeUrl(client, p, { scope: 'openid courses:read' }), cookie);
   return { page, cookie };
+}
+
+/**
+ * How a client authenticates each token request: a public client names itself; ChatGPT's adds a
+ * fresh client assertion signed by its key (a `jti` is accepted once).
+ */
+async function clientAuthentication(clientId: string): Promise<Record<string, string>> {
+  if (DOCUMENTS[clientId]?.token_endpoint_auth_method !== 'private_key_jwt') return { client_id: clientId };
+  const assertion = await clientAssertion(chatgptKey, clientId, { now: h.clock.now(), aud: ISSUER });
+  return { client_id: clientId, ...asAssertion(assertion) };
 }
 
 /** Authorize → allow → code at `redirectUri` → token → refresh, as the agent would. */
@@ -98,8 +119,8 @@ async function completeFlow(clientId: string, redirectUri: string) {
     grant_type: 'authorization_code',
     code,
     redirect_uri: redirectUri,
-    client_id: clientId,
     code_verifier: p.verifier,
+    ...(await clientAuthentication(clientId)),
   });
   expect(token.status, token.body).toBe(200);
   const tokens = json(token) as { access_token: string; refresh_token?: string; scope: string };
@@ -109,7 +130,7 @@ async function completeFlow(clientId: string, redirectUri: string) {
   const refreshed = await h.token({
     grant_type: 'refresh_token',
     refresh_token: tokens.refresh_token,
-    client_id: clientId,
+    ...(await clientAuthentication(clientId)),
   });
   expect(refreshed.status, refreshed.body).toBe(200);
   return { page, tokens };
@@ -173,10 +194,31 @@ describe("VS Code's document: a loopback URI with a port, an https URI, a grant 
   });
 });
 
-describe("a ChatGPT connector's document: a fixed https redirect URI", () => {
-  it('completes the flow on that URI', async () => {
-    const { page } = await completeFlow(CHATGPT, 'https://chatgpt.com/connector_platform_oauth_redirect');
+describe("a ChatGPT connector's document: private_key_jwt only, with a jwks_uri (RFC 7523 §2.2; PKJ-01)", () => {
+  const redirectUri = 'https://chatgpt.com/connector_platform_oauth_redirect';
+
+  it('completes the flow on its fixed https URI, the code exchange and the refresh each authenticated by an assertion', async () => {
+    const { page } = await completeFlow(CHATGPT, redirectUri);
     expect(page.body).toContain('<span class="host">chatgpt.com</span>');
+    // The keys came from its jwks_uri, through the fetcher the server was given.
+    expect(documents.fetches).toContain(CHATGPT_JWKS);
+  });
+
+  it('cannot redeem its code without an assertion: invalid_client, as for any confidential client', async () => {
+    const client: RegisteredClient = { client_id: CHATGPT, redirect_uris: [redirectUri] };
+    const { code, pkce: p } = await h.obtainCode(client, { extra: { scope: 'openid courses:read' } });
+    const exchange = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: p.verifier,
+    };
+    const unauthenticated = await h.token({ ...exchange, client_id: CHATGPT });
+    // 400, not 401: no Authorization header was tried (RFC 6749 §5.2).
+    expect(unauthenticated.status).toBe(400);
+    expect(json(unauthenticated).error).toBe('invalid_client');
+    // The code is still good for the client that proves its key.
+    expect((await h.token({ ...exchange, ...(await clientAuthentication(CHATGPT)) })).status).toBe(200);
   });
 
   it('refuses a redirect URI the document does not list', async () => {
@@ -190,9 +232,9 @@ describe("a ChatGPT connector's document: a fixed https redirect URI", () => {
 });
 
 describe('the documents are fetched once and cached (CIMD-09)', () => {
-  it('each agent document was fetched once for all of its flows', () => {
-    for (const clientId of Object.keys(DOCUMENTS)) {
-      expect(documents.fetches.filter((f) => f === clientId)).toHaveLength(1);
+  it('each agent document, and ChatGPT’s keys, were fetched once for all of its flows', () => {
+    for (const url of [...Object.keys(DOCUMENTS), CHATGPT_JWKS]) {
+      expect(documents.fetches.filter((f) => f === url)).toHaveLength(1);
     }
   });
 });

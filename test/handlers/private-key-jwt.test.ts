@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryStorage } from '../../src/storage/memory.js';
+import { asAssertion, clientAssertion } from '../helpers/client-assertion.js';
 import { CB, Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
 import { type ScriptedFetcher, scriptedFetcher, validDocument } from '../helpers/metadata-documents.js';
 import type { TestResponse } from '../helpers/transports.js';
 import { hmacSigned, sign, type TestKey, testKey, unsigned } from '../protocol/key-fixtures.js';
 
-const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const TOKEN_URL = `${ISSUER}/api/oauth/token`;
 const JWKS_URI = 'https://agent.example/.well-known/jwks.json';
 
@@ -43,15 +43,8 @@ function assertion(
   header: Record<string, unknown> = {},
   signer: TestKey = key,
 ): Promise<string> {
-  const now = h.clock.now();
-  return sign(
-    signer,
-    { iss: clientId, sub: clientId, aud: ISSUER, iat: now, exp: now + 60, jti: randomUUID(), ...claims },
-    { kid: signer.publicJwk.kid, ...header },
-  );
+  return clientAssertion(signer, clientId, { now: h.clock.now(), aud: ISSUER, claims, header });
 }
-
-const asAssertion = (value: string) => ({ client_assertion_type: ASSERTION_TYPE, client_assertion: value });
 
 function expectError(response: TestResponse, error: string, status = 400): void {
   expect(response.status).toBe(status);
@@ -179,14 +172,8 @@ describe('PKJ-01 a registered private_key_jwt client', () => {
         token_endpoint_auth_method: 'private_key_jwt',
         jwks_uri: JWKS_URI,
       });
-      const signed = (clientId: string) => {
-        const now = bounded.clock.now();
-        return sign(
-          key,
-          { iss: clientId, sub: clientId, aud: ISSUER, iat: now, exp: now + 60, jti: randomUUID() },
-          { kid: key.publicJwk.kid },
-        );
-      };
+      const signed = (clientId: string) =>
+        clientAssertion(key, clientId, { now: bounded.clock.now(), aud: ISSUER });
       const exchange = async (client: RegisteredClient) => {
         const got = await bounded.obtainCode(client);
         return bounded.token({
@@ -225,12 +212,7 @@ describe('PKJ-01 a registered private_key_jwt client', () => {
         client_id: clientId,
         redirect_uris: [CB],
       } as RegisteredClient);
-      const now = configured.clock.now();
-      const signed = await sign(
-        key,
-        { iss: clientId, sub: clientId, aud: ISSUER, exp: now + 60, jti: randomUUID() },
-        { kid: key.publicJwk.kid },
-      );
+      const signed = await clientAssertion(key, clientId, { now: configured.clock.now(), aud: ISSUER });
       const response = await configured.token({
         grant_type: 'authorization_code',
         code: got.code,
