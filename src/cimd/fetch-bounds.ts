@@ -98,8 +98,12 @@ export function createFetchBounds(options: FetchBoundsOptions): FetchBounds {
         throw busy('too many client metadata documents are being fetched', options.busySeconds);
       }
       if (!trusted) {
-        const window = hostBudget.count(target.host, options.perHostPerMinute, 60_000, now);
-        if (window !== undefined && window.count > options.perHostPerMinute) {
+        const window = hostBudget.count(
+          target.host,
+          { points: options.perHostPerMinute, durationMs: 60_000, overflow: 'host' },
+          now,
+        );
+        if (window.count > options.perHostPerMinute) {
           throw busy(
             `too many client metadata documents were fetched from ${target.host}`,
             (window.start + window.durationMs - now) / 1000,

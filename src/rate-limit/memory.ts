@@ -29,8 +29,11 @@ export interface MemoryRateLimiterOptions {
    * Most keys remembered across all buckets. Default 100 000 (a few MB). When full, a new key takes
    * the place of an ended window or of the oldest window still under its limit, never of a key
    * over its limit: spraying keys cannot lift a refusal in force (a lockout stays a lockout). When
-   * every remembered key is over its limit, new keys are not counted until a window ends. Each
-   * request does a bounded amount of work however full the table is.
+   * every remembered key is over its limit, a new key has no window of its own: it is counted in
+   * its bucket's overflow window, which every such key of that bucket shares, with the bucket's
+   * limit (so a flood that fills the table cannot let new keys through unlimited; they share one
+   * key's budget until a window ends). Each request does a bounded amount of work however full the
+   * table is.
    */
   maxKeys?: number;
   /** Clock returning epoch milliseconds. Default `Date.now`. */
@@ -71,13 +74,17 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
   return {
     async consume(bucket, key) {
       const now = clock();
-      const limit = limits[bucket];
-      const window = table.count(`${bucket}\u0000${key}`, limit.points, limit.durationSeconds * 1000, now);
-      return window !== undefined && window.count > limit.points ? refused(window, now) : ALLOWED;
+      const { points, durationSeconds } = limits[bucket];
+      const window = table.count(
+        `${bucket}\u0000${key}`,
+        { points, durationMs: durationSeconds * 1000, overflow: bucket },
+        now,
+      );
+      return window.count > points ? refused(window, now) : ALLOWED;
     },
     async check(bucket, key) {
       const now = clock();
-      const window = table.peek(`${bucket}\u0000${key}`, now);
+      const window = table.peek(`${bucket}\u0000${key}`, now, bucket);
       return window !== undefined && window.count >= limits[bucket].points ? refused(window, now) : ALLOWED;
     },
   };

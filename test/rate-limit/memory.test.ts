@@ -127,20 +127,47 @@ describe('memory rate limiter', () => {
     expect((await limiter.consume('register', 'blocked')).allowed).toBe(true);
   });
 
-  it('ABU-02 when every remembered key is over its limit, new keys are allowed uncounted until a window ends', async () => {
+  it('ABU-02 when every remembered key is over its limit, a new key is still limited: it shares its bucket’s overflow window', async () => {
     const time = clock();
     const limiter = createMemoryRateLimiter({
       clock: time.now,
       maxKeys: 2,
       limits: { register: { points: 1, durationSeconds: 60 } },
     });
+    // A flood fills the table with keys that used their budget.
     await limiter.consume('register', 'x');
     await limiter.consume('register', 'y');
-    for (let i = 0; i < 3; i++) expect((await limiter.consume('register', 'z')).allowed).toBe(true);
+    // A new address gets one key's budget, shared with every other key that finds no slot.
+    expect((await limiter.consume('register', 'z')).allowed).toBe(true);
+    expect(await limiter.consume('register', 'z')).toEqual({ allowed: false, retryAfterSeconds: 60 });
+    expect((await limiter.consume('register', 'w')).allowed).toBe(false);
+    expect((await limiter.check?.('register', 'v'))?.allowed).toBe(false);
+    // Nobody's counter was dropped to make room.
     expect((await limiter.consume('register', 'x')).allowed).toBe(false);
+    expect((await limiter.consume('register', 'y')).allowed).toBe(false);
+    // Once the windows end, new keys get windows of their own.
     time.advance(60_000);
-    await limiter.consume('register', 'z');
+    expect((await limiter.consume('register', 'z')).allowed).toBe(true);
     expect((await limiter.consume('register', 'z')).allowed).toBe(false);
+    expect((await limiter.consume('register', 'w')).allowed).toBe(true);
+  });
+
+  it('ABU-02 a flood of 10 000 addresses over their limit does not let the next addresses through unlimited', async () => {
+    const time = clock();
+    const limiter = createMemoryRateLimiter({
+      clock: time.now,
+      maxKeys: 1_000,
+      limits: { token: { points: 5, durationSeconds: 60 } },
+    });
+    for (let i = 0; i < 10_000; i++) {
+      for (let n = 0; n < 6; n++) await limiter.consume('token', `ip:198.51.${i >> 8}.${i & 255}`);
+    }
+    // Each new address still meets a limit: together they get one address's budget this minute.
+    let allowed = 0;
+    for (let i = 0; i < 1_000; i++) {
+      if ((await limiter.consume('token', `ip:2001:db8:${i.toString(16)}::/64`)).allowed) allowed++;
+    }
+    expect(allowed).toBeLessThanOrEqual(5);
   });
 
   it('refuses invalid limits', () => {
