@@ -7,7 +7,8 @@
  * dependency) and reused from there; install scripts are not run, the platform package's binary is
  * used directly. Pins are exact, so a failure is reproducible; bump them from time to time.
  *
- * Used by `scripts/test-node-versions.mjs` and `scripts/test-runtimes.mjs`. Linux x64 only.
+ * Used by `scripts/test-node-versions.mjs`, the runtime matrix (`test/runtimes/global-setup.ts`,
+ * `npm run test:runtimes`) and the client matrix (`scripts/client-matrix.mjs`). Linux x64 only.
  * @module
  */
 import { spawnSync } from 'node:child_process';
