@@ -27,6 +27,7 @@ export type { OAuthErrorCode, OAuthErrorOptions } from './core/errors.js';
 export { isOAuthError, logFailure, OAuthError } from './core/errors.js';
 export type { AuthorizationServerEvent, EventListener } from './core/events.js';
 export type { OAuthRequest, OAuthResponse } from './core/http.js';
+export { hostileCharacter } from './core/params.js';
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from './core/rate-limit.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_PATHS, DEFAULTS } from './defaults.js';
 export type { AuthorizedApp } from './grant-management.js';

@@ -22,16 +22,28 @@ const UNPAIRED_OR_NONCHARACTER = /[\p{Cs}\p{Noncharacter_Code_Point}]/u;
 
 /**
  * A hostile character of `text` as `U+XXXX` (NUL first, else the first unpaired surrogate or
- * non-character), or `undefined` when there is none.
+ * non-character), or `undefined` when there is none. Every parameter and JSON string the library
+ * parses passes this check, and is refused with `400 invalid_request` (`invalid_client_metadata`
+ * at registration) when it finds one; hosts apply the same rule to their own routes, so that such
+ * a string never reaches their storage (PostgreSQL cannot store NUL in text), a log or a page.
  *
  * @param text - any string from a request
  * @returns the code point in `U+` notation, or `undefined`
- * @see Unicode §23.7 (non-characters); RFC 3629 §3
+ * @see Unicode §23.7 (non-characters); RFC 3629 §3 (surrogates are not UTF-8)
  * @example
  * ```ts
+ * import { hostileCharacter } from 'portcullis';
+ *
  * hostileCharacter('a\u0000b'); // 'U+0000'
+ * hostileCharacter('x\ud800'); // 'U+D800' (an unpaired surrogate)
  * hostileCharacter('caf\u00e9'); // undefined
+ *
+ * // A form field of the host's own login page, refused as the library's endpoints refuse it.
+ * declare const email: string;
+ * const found = hostileCharacter(email);
+ * if (found !== undefined) throw new Error(`the email contains ${found}, which is not accepted`);
  * ```
+ * @group Request and Response
  */
 export function hostileCharacter(text: string): string | undefined {
   if (text.includes('\u0000')) return 'U+0000';
