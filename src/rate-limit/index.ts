@@ -1,10 +1,13 @@
 /**
  * `portcullis/rate-limit`: rate limiters for the server's `rateLimiter` option. The in-memory one
  * needs nothing; the rate-limiter-flexible one loads that optional peer dependency on first use.
+ * `createBoundedMemoryLimiter` is one limit over many keys for the host's own limits (a login form).
  * @module portcullis/rate-limit
  */
 
 export type { RateLimitBucket, RateLimitDecision, RateLimiter } from '../core/rate-limit.js';
+export type { BoundedMemoryLimiter, BoundedMemoryLimiterOptions } from './bounded-memory.js';
+export { createBoundedMemoryLimiter } from './bounded-memory.js';
 export type {
   FlexibleLimiter,
   FlexibleLimiterResult,

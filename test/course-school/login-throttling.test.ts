@@ -1,7 +1,8 @@
 /**
  * Login throttling (accounts/login-guard.ts): slow brute force per client address, consecutive
- * failures per (email, address), a bounded number of password hashes at once, no eviction that
- * resets a victim's counter, and an unknown email costing the same hash as a known one. The guard
+ * failures per (email, address), successful logins per address, a bounded number of password
+ * hashes at once, counters with a memory ceiling and no eviction that resets a counter at its
+ * limit, and an unknown email costing the same hash as a known one. The guard
  * is driven with a fake password check and a fake clock; then the real server, over HTTP from two
  * source addresses (127.0.0.2 and 127.0.0.3), with real scrypt.
  */
@@ -91,6 +92,67 @@ describe('the login guard', () => {
     expect((await guard.attempt('ada@example.com', '203.0.113.66', failingCheck())).kind).toBe('throttled');
   });
 
+  it('has a memory ceiling: 3 000 addresses (an IPv6 /48 has 65 536 /64s) failing for two emails each leave at most trackedKeys keys per counter, and no timer', async () => {
+    vi.useFakeTimers({ now: new Date('2030-01-01T00:00:00Z') });
+    const guard = createLoginGuard({ ...DEFAULT_LOGIN_LIMITS, trackedKeys: 500 });
+    for (let i = 0; i < 3_000; i++) {
+      const address = `2001:db8:1:${i.toString(16)}::/64`;
+      await guard.attempt(`a${i}@example.com`, address, failingCheck());
+      await guard.attempt(`b${i}@example.com`, address, failingCheck());
+    }
+    expect(guard.keysTracked()).toBeLessThanOrEqual(3 * 500);
+    // rate-limiter-flexible's memory limiter kept one timer per key (9 000 here).
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a flood that fills the counters neither resets a count that reached its limit nor lets new addresses through uncounted', async () => {
+    vi.useFakeTimers({ now: new Date('2030-01-01T00:00:00Z') });
+    const limits = { ...DEFAULT_LOGIN_LIMITS, failuresPerAddressPerDay: 2, trackedKeys: 100 };
+    const guard = createLoginGuard(limits);
+    // A stranger uses up ada's failures in a row from one address (limit 10: the 11th still counts).
+    const stranger = '203.0.113.66';
+    const pairGuard = createLoginGuard({ ...limits, failuresPerAddressPerDay: 1_000 });
+    for (let i = 0; i < 10; i++) await pairGuard.attempt('ada@example.com', stranger, failingCheck());
+    // 1 000 other addresses fail once each: ten times the table, every key under its limit.
+    for (let i = 0; i < 1_000; i++)
+      await pairGuard.attempt(`flood${i}@example.com`, `198.51.${i >> 8}.${i & 255}`, failingCheck());
+    expect(pairGuard.keysTracked()).toBeLessThanOrEqual(3 * 100);
+    expect((await pairGuard.attempt('ada@example.com', stranger, failingCheck())).kind).toBe('wrong');
+    expect((await pairGuard.attempt('ada@example.com', stranger, failingCheck())).kind).toBe('throttled');
+    // 100 addresses each refused for the day hold every slot of the per-address counter...
+    for (let i = 0; i < 100; i++)
+      for (let n = 0; n < 3; n++) await guard.attempt(`u${n}@example.com`, `192.0.2.${i}`, failingCheck());
+    // ...so new addresses are counted together, under one address's limit: 3 hashes, not 50.
+    const check = failingCheck();
+    const outcomes: string[] = [];
+    for (let i = 0; i < 50; i++)
+      outcomes.push((await guard.attempt('x@example.com', `2001:db8:9:${i}::/64`, check)).kind);
+    expect(check).toHaveBeenCalledTimes(3);
+    expect(outcomes.slice(3).every((o) => o === 'throttled')).toBe(true);
+    // The day ends, and with it every block: new addresses have counters of their own again.
+    vi.advanceTimersByTime(86_400_000);
+    expect((await guard.attempt('x@example.com', '2001:db8:9:1::/64', async () => 'x')).kind).toBe('ok');
+  });
+
+  it('limits successful logins per address: one valid account cannot keep the hash gate busy or fill the session table', async () => {
+    vi.useFakeTimers({ now: new Date('2030-01-01T00:00:00Z') });
+    const guard = createLoginGuard({ ...DEFAULT_LOGIN_LIMITS, successesPerAddressPerHour: 300 });
+    const verify = vi.fn(async () => 'mallory');
+    const outcomes: string[] = [];
+    for (let i = 0; i < 400; i++)
+      outcomes.push((await guard.attempt('mallory@example.com', '203.0.113.9', verify)).kind);
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(300);
+    expect(verify).toHaveBeenCalledTimes(300);
+    expect(await guard.attempt('mallory@example.com', '203.0.113.9', verify)).toEqual({
+      kind: 'throttled',
+      retryAfterSeconds: 3600,
+    });
+    // Another address is not affected; the address is free again after the hour.
+    expect((await guard.attempt('ada@example.com', '192.0.2.10', async () => 'ada')).kind).toBe('ok');
+    vi.advanceTimersByTime(3_600_000);
+    expect((await guard.attempt('mallory@example.com', '203.0.113.9', verify)).kind).toBe('ok');
+  });
+
   it('computes at most two hashes at once, queues 64 more, and answers busy beyond', async () => {
     const guard = createLoginGuard(DEFAULT_LOGIN_LIMITS);
     let running = 0;
@@ -158,10 +220,13 @@ describe('the login form of the running server, from two addresses', () => {
   const owner = fetchFrom('127.0.0.3');
 
   beforeAll(async () => {
-    // A low per-address limit, so that the spray test needs few hashes (the default is 100 a day).
+    // Low per-address limits, so that the tests need few hashes (the defaults are 100 failures a
+    // day and 300 successful logins an hour).
     app = await startTestServer(
       {},
-      { loginLimits: { ...DEFAULT_LOGIN_LIMITS, failuresPerAddressPerDay: 10 } },
+      {
+        loginLimits: { ...DEFAULT_LOGIN_LIMITS, failuresPerAddressPerDay: 10, successesPerAddressPerHour: 3 },
+      },
     );
   });
   afterAll(() => app.close());
@@ -178,6 +243,20 @@ describe('the login form of the running server, from two addresses', () => {
     const ada = await login(app.issuer, 'ada@example.com', 'ada-lovelace', undefined, owner);
     expect(ada.response.status).toBe(303);
     expect(ada.cookie).toBeDefined();
+  });
+
+  it('refuses a fourth successful login within the hour from one address (limit 3 here) with 429; another address still signs in', async () => {
+    const busy = fetchFrom('127.0.0.5');
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (await login(app.issuer, 'grace@example.com', 'grace-hopper', undefined, busy)).response.status,
+      );
+    expect(statuses).toEqual([303, 303, 303, 429]);
+    const other = fetchFrom('127.0.0.6');
+    expect(
+      (await login(app.issuer, 'grace@example.com', 'grace-hopper', undefined, other)).response.status,
+    ).toBe(303);
   });
 
   it('stops a spray across 200 emails from one address; another address still signs in', async () => {

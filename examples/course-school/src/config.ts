@@ -25,6 +25,17 @@ export interface LoginLimits {
   readonly failuresPerAddressPerDay: number;
   /** Failed logins in a row for one email from one address; a success resets the count. */
   readonly consecutiveFailuresPerAccount: number;
+  /**
+   * Successful logins per client address per hour: each costs a hash and creates a session, so one
+   * valid account must not be able to keep the hash gate busy or fill the session table. Sized for
+   * a school whose students share one NAT address.
+   */
+  readonly successesPerAddressPerHour: number;
+  /**
+   * Keys each login counter remembers at most (addresses, (email, address) pairs, addresses with
+   * successes): the ceiling of the guard's memory, whatever the number of addresses.
+   */
+  readonly trackedKeys: number;
   /** Password hashes computed at once (each holds a thread of libuv's pool for ~130 ms). */
   readonly concurrentHashes: number;
   /** Logins waiting for a hash; beyond this they are answered 503 at once. */
@@ -35,6 +46,8 @@ export interface LoginLimits {
 export const DEFAULT_LOGIN_LIMITS: LoginLimits = Object.freeze({
   failuresPerAddressPerDay: 100,
   consecutiveFailuresPerAccount: 10,
+  successesPerAddressPerHour: 300,
+  trackedKeys: 100_000,
   concurrentHashes: 2,
   hashQueue: 64,
 });

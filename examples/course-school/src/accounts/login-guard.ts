@@ -1,25 +1,33 @@
 /**
  * Login throttling, the pattern rate-limiter-flexible documents for login endpoints, plus a bound
- * on the cost of password hashing:
+ * on the cost of password hashing and on successful logins:
  *
  * 1. slow brute force: failed logins per client address (IPv6: per /64) per day, whatever the
  *    email; past the limit the address is refused for a day (a spray across many emails stops);
  * 2. consecutive failures per (email, address): past the limit that pair is refused for an hour,
  *    and a success resets it. Keyed by the pair, a stranger's failures never lock the account for
  *    its owner, who signs in from another address;
- * 3. a hash gate: at most `concurrentHashes` scrypt computations at once (each holds one of libuv's
+ * 3. successful logins per address per hour: one valid account cannot be used to keep the hash
+ *    gate busy or to fill the session table;
+ * 4. a hash gate: at most `concurrentHashes` scrypt computations at once (each holds one of libuv's
  *    four threads for ~130 ms; Web Crypto, DNS and file I/O share that pool), at most `hashQueue`
  *    logins waiting; beyond, `busy` (503) at once. A flood of logins costs a bounded share of the
  *    pool and of memory, and nothing else starves.
  *
- * A refused attempt costs no hash. Counters live in rate-limiter-flexible's memory limiter: each
- * key expires on its own timer and nothing is ever evicted to make room, so no flood of other keys
- * can reset a victim's counter. Memory stays bounded by the limits themselves: an address gets at
- * most `failuresPerAddressPerDay + 1` failures counted a day, so at most that many pair keys. Several
- * instances count separately (the limits then apply per instance).
+ * A refused attempt costs no hash. The counters are the library's bounded memory limiter
+ * (`createBoundedMemoryLimiter` from `portcullis/rate-limit`), each holding at most `trackedKeys`
+ * keys, so memory has a ceiling however many addresses an attacker has (an IPv6 /48 is 65 536 /64
+ * keys). Making room never drops a counter that reached its limit (a refusal in force stays one);
+ * it may drop the oldest counter still under its limit, and only after `trackedKeys` newer counters
+ * were started. Counters are only created by attempts that cost a hash, so that takes `trackedKeys`
+ * hashed logins (hours of the whole gate at ~15 hashes a second) from many addresses, each within
+ * its own budget: far more guesses than the forgotten counter had left. When every slot holds a
+ * counter at its limit, new keys share one overflow counter with the same limit, so they are
+ * limited together, never let through. Several instances count separately (the limits then apply
+ * per instance).
  * @module
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { type BoundedMemoryLimiter, createBoundedMemoryLimiter } from 'portcullis/rate-limit';
 import type { LoginLimits } from '../config.js';
 
 /** The outcome of one login attempt. */
@@ -33,14 +41,17 @@ export type LoginOutcome<T> =
 export interface LoginGuard {
   /**
    * One attempt: refused at once (`throttled`, no hash) when the address or the (email, address)
-   * pair is over its limit; otherwise `verify` runs through the hash gate (`busy` when the gate's
-   * queue is full). A `null` from `verify` is a failure and is counted; a value resets the pair.
+   * pair is over its failure limit, or the address used its successful logins of the hour;
+   * otherwise `verify` runs through the hash gate (`busy` when the gate's queue is full). A `null`
+   * from `verify` is a failure and is counted; a value resets the pair and counts a success.
    *
    * @param email - the email as typed, lower-cased (an unknown one counts like a known one)
    * @param address - the client's rate-limit key (`createClientAddressResolver(...).key`)
    * @param verify - checks the password (one scrypt computation, also for unknown emails)
    */
   attempt<T>(email: string, address: string, verify: () => Promise<T | null>): Promise<LoginOutcome<T>>;
+  /** Keys the counters hold now, at most three times `trackedKeys` (for metrics and tests). */
+  keysTracked(): number;
 }
 
 /** Thrown by a {@link HashGate} whose queue is full. */
@@ -79,11 +90,17 @@ export function createHashGate(concurrency: number, queue: number): HashGate {
 
 const DAY = 86_400;
 
-/** Counts a failure; a limiter's refusal (the key just went over its limit and is now blocked) is expected. */
-async function count(limiter: RateLimiterMemory, key: string): Promise<void> {
+/** Counts one attempt; the limiter's refusal (the key just passed its limit, now refused) is expected. */
+async function count(limiter: BoundedMemoryLimiter, key: string): Promise<void> {
   await limiter.consume(key).catch((refusal: unknown) => {
-    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    if (refusal instanceof Error) throw refusal;
   });
+}
+
+/** Milliseconds until a key may try again: 0 unless it has used `allowed` attempts or more. */
+async function wait(limiter: BoundedMemoryLimiter, key: string, allowed: number): Promise<number> {
+  const state = await limiter.get(key);
+  return state !== null && state.consumedPoints >= allowed ? state.msBeforeNext : 0;
 }
 
 /** Creates the guard of the login form. */
@@ -91,36 +108,37 @@ export function createLoginGuard(
   limits: LoginLimits,
   gate = createHashGate(limits.concurrentHashes, limits.hashQueue),
 ): LoginGuard {
-  const perAddress = new RateLimiterMemory({
-    keyPrefix: 'login_fail_address',
+  const maxKeys = limits.trackedKeys;
+  const failuresPerAddress = createBoundedMemoryLimiter({
     points: limits.failuresPerAddressPerDay,
-    duration: DAY,
-    blockDuration: DAY,
+    durationSeconds: DAY,
+    blockSeconds: DAY,
+    maxKeys,
   });
-  const perPair = new RateLimiterMemory({
-    keyPrefix: 'login_fail_pair',
+  const failuresInARow = createBoundedMemoryLimiter({
     points: limits.consecutiveFailuresPerAccount,
-    // Consecutive failures are remembered until a success (or a week), not per short window. The
-    // memory limiter keeps each key with a timer: a duration beyond 24.8 days (2^31 ms) would
-    // overflow Node's timers and forget the key at once.
-    duration: 7 * DAY,
-    blockDuration: 3600,
+    // Consecutive failures are remembered until a success (or a week), not per short window.
+    durationSeconds: 7 * DAY,
+    blockSeconds: 3600,
+    maxKeys,
+  });
+  const successesPerAddress = createBoundedMemoryLimiter({
+    points: limits.successesPerAddressPerHour,
+    durationSeconds: 3600,
+    maxKeys,
   });
 
   return {
     async attempt(email, address, verify) {
       const pair = `${email}\u0000${address}`;
-      const [byAddress, byPair] = await Promise.all([perAddress.get(address), perPair.get(pair)]);
-      const waits = [
-        byAddress !== null && byAddress.consumedPoints > limits.failuresPerAddressPerDay
-          ? byAddress.msBeforeNext
-          : 0,
-        byPair !== null && byPair.consumedPoints > limits.consecutiveFailuresPerAccount
-          ? byPair.msBeforeNext
-          : 0,
-      ];
-      const wait = Math.max(...waits);
-      if (wait > 0) return { kind: 'throttled', retryAfterSeconds: Math.ceil(wait / 1000) };
+      // A failure limit lets its last failure be checked (then refuses); successes stop at the limit.
+      const waits = await Promise.all([
+        wait(failuresPerAddress, address, limits.failuresPerAddressPerDay + 1),
+        wait(failuresInARow, pair, limits.consecutiveFailuresPerAccount + 1),
+        wait(successesPerAddress, address, limits.successesPerAddressPerHour),
+      ]);
+      const longest = Math.max(...waits);
+      if (longest > 0) return { kind: 'throttled', retryAfterSeconds: Math.ceil(longest / 1000) };
 
       let value: Awaited<ReturnType<typeof verify>>;
       try {
@@ -130,11 +148,12 @@ export function createLoginGuard(
         throw error;
       }
       if (value === null) {
-        await Promise.all([count(perAddress, address), count(perPair, pair)]);
+        await Promise.all([count(failuresPerAddress, address), count(failuresInARow, pair)]);
         return { kind: 'wrong' };
       }
-      await perPair.delete(pair);
+      await Promise.all([failuresInARow.delete(pair), count(successesPerAddress, address)]);
       return { kind: 'ok', value };
     },
+    keysTracked: () => failuresPerAddress.size + failuresInARow.size + successesPerAddress.size,
   };
 }
