@@ -36,6 +36,12 @@ export interface ResolvedIntrospectionCaller {
 
 type SigningAlg = ParsedOptions['keys']['idTokenAlg'];
 
+/**
+ * The algorithms of the keys the server generates (and rotates) when none are configured: both, so
+ * a client may register either for its ID tokens.
+ */
+export const GENERATED_KEY_ALGS: readonly SigningAlg[] = Object.freeze(['RS256', 'ES256']);
+
 /** The options used as parsed: their defaults applied, nothing derived. */
 type AsParsed = Pick<
   ParsedOptions,
@@ -213,10 +219,11 @@ export async function resolveConfig(options: ParsedOptions): Promise<ServerConfi
 
   // Generated keys cover both algorithms; configured keys only their own.
   const { idTokenAlg } = options.keys;
-  const signableAlgs = options.keys.privateJwks?.map((jwk) => jwk.alg) ?? ['RS256', 'ES256'];
+  const signableAlgs: readonly unknown[] =
+    options.keys.privateJwks?.map((jwk) => jwk.alg) ?? GENERATED_KEY_ALGS;
   const idTokenAlgs = [
     idTokenAlg,
-    ...(['RS256', 'ES256'] as const).filter((alg) => alg !== idTokenAlg && signableAlgs.includes(alg)),
+    ...GENERATED_KEY_ALGS.filter((alg) => alg !== idTokenAlg && signableAlgs.includes(alg)),
   ];
 
   const callers: ResolvedIntrospectionCaller[] = [];

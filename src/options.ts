@@ -156,6 +156,9 @@ const staticClientSchema = z
     }
   });
 
+/** One of {@link SIGNATURE_ALGORITHMS}: the asymmetric algorithms of client assertions and DPoP proofs. */
+const signatureAlgorithm = z.enum(SIGNATURE_ALGORITHMS as [SignatureAlgorithm, ...SignatureAlgorithm[]]);
+
 const privateKeyJwtSchema = z.strictObject({
   /**
    * Accept `private_key_jwt` (RFC 7523 §2.2): clients registered, or described by a metadata
@@ -166,9 +169,7 @@ const privateKeyJwtSchema = z.strictObject({
    * The `alg`s accepted, advertised as `token_endpoint_auth_signing_alg_values_supported`.
    * Asymmetric only: `none` and HMAC are never accepted for this method.
    */
-  algorithms: list(z.enum(SIGNATURE_ALGORITHMS as [SignatureAlgorithm, ...SignatureAlgorithm[]]), 1).default(
-    () => [...DEFAULTS.privateKeyJwt.algorithms],
-  ),
+  algorithms: list(signatureAlgorithm, 1).default(() => [...DEFAULTS.privateKeyJwt.algorithms]),
   /** The longest accepted assertion lifetime (`exp` after `iat` and after now), in seconds: 10 to 3600. */
   maxLifetimeSeconds: z.number().int().min(10).max(3600).default(DEFAULTS.privateKeyJwt.maxLifetimeSeconds),
 });
@@ -303,9 +304,7 @@ const dpopSchema = z.strictObject({
    */
   enabled: z.boolean().default(DEFAULTS.dpop.enabled),
   /** The proof algorithms accepted and advertised (asymmetric only). */
-  algorithms: list(z.enum(['ES256', 'EdDSA', 'RS256', 'PS256', 'ES384', 'Ed25519']), 1).default([
-    ...DEFAULTS.dpop.algorithms,
-  ]),
+  algorithms: list(signatureAlgorithm, 1).default(() => [...DEFAULTS.dpop.algorithms]),
   /** How far a proof's `iat` may be from now, either way, in seconds. */
   iatWindowSeconds: z.number().int().min(5).max(300).default(DEFAULTS.dpop.iatWindowSeconds),
   /**

@@ -4,7 +4,7 @@
  * which of them failed.
  * @module
  */
-import type { ServerConfig } from './config.js';
+import { GENERATED_KEY_ALGS, type ServerConfig } from './config.js';
 import { KeyStore, type KeyStoreOptions, type SigningAlg } from './keys/key-store.js';
 import { InvalidOptionsError } from './options.js';
 
@@ -139,7 +139,7 @@ export async function touchStorage(config: ServerConfig): Promise<void> {
 export function signingKeyPlan(config: ServerConfig): KeyStoreOptions {
   const { idTokenAlg, accessTokenAlg, privateJwks, refreshIntervalSeconds, wrapping } = config.keys;
   // Generated keys cover both algorithms (clients may register either for ID tokens).
-  const generated = new Set<SigningAlg>([accessTokenAlg, idTokenAlg, 'RS256', 'ES256']);
+  const generated = new Set<SigningAlg>([accessTokenAlg, idTokenAlg, ...GENERATED_KEY_ALGS]);
   return {
     algs: [...(privateJwks === undefined ? generated : new Set([idTokenAlg, accessTokenAlg]))],
     privateJwks,

@@ -13,6 +13,7 @@ import type { MetadataFetcher, MetadataFetchResponse } from '../cimd/fetcher.js'
 import { parseAllowedAddresses } from '../cimd/node-fetcher.js';
 import { type Clock, type Logger, silentLogger } from '../core/context.js';
 import { OAuthError } from '../core/errors.js';
+import { DEFAULTS } from '../defaults.js';
 import {
   CLIENT_JWKS_DEFAULTS,
   type ClientJwks,
@@ -22,15 +23,15 @@ import {
 } from './client-jwks.js';
 import type { PublicJwk } from './public-jwk.js';
 
-/** Defaults of {@link ClientKeyResolverOptions}. */
-export const CLIENT_KEYS_DEFAULTS = Object.freeze({
-  timeoutMs: 5000,
-  refetchIntervalSeconds: 60,
-  defaultTtlSeconds: 300,
-  minTtlSeconds: 60,
-  maxTtlSeconds: 3600,
-  maxEntries: 1000,
-});
+/**
+ * The least time between two fetches of one client's key set, in seconds, and how long a failure
+ * is remembered: a rotated key is picked up within a minute, and no client can make the server
+ * fetch more often. The resolver's own setting, not an option of the server.
+ */
+const REFETCH_INTERVAL_SECONDS = 60;
+
+// A jwks_uri is fetched within the bounds of a metadata document: the same time budget and cache.
+const DOCUMENT_BOUNDS = DEFAULTS.clientIdMetadataDocuments;
 
 /**
  * Where a client's keys come from: its id and its validated `jwks` or `jwks_uri`.
@@ -100,11 +101,15 @@ export interface ClientKeyResolverOptions {
   readonly logger?: Logger;
   /** Algorithms, key count and size of a published set. */
   readonly rules?: ClientJwksRules;
-  /** Total time budget of one fetch, in milliseconds. Default 5000. */
+  /** Total time budget of one fetch, in milliseconds. Default: a metadata document's (5000). */
   readonly timeoutMs?: number;
   /** The least time between two fetches of one client's set, in seconds; failures are remembered as long. Default 60. */
   readonly refetchIntervalSeconds?: number;
-  /** Cache lifetime bounds (from `Cache-Control`); `no-store` still keeps a set `minTtlSeconds`. Defaults 300 / 60 / 3600 / 1000. */
+  /**
+   * Cache lifetime bounds (from `Cache-Control`); `no-store` still keeps a set `minTtlSeconds`.
+   * Defaults: a metadata document's, {@link DEFAULTS}`.clientIdMetadataDocuments.cache` (300 / 60 /
+   * 3600 / 1000).
+   */
   readonly cache?: {
     /** Lifetime without `Cache-Control: max-age`, seconds. */
     readonly defaultTtlSeconds?: number;
@@ -183,14 +188,14 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
   const logger = options.logger ?? silentLogger;
   const rules: ClientJwksRules = options.rules ?? {};
   const maxBytes = rules.maxBytes ?? CLIENT_JWKS_DEFAULTS.maxBytes;
-  const timeoutMs = options.timeoutMs ?? CLIENT_KEYS_DEFAULTS.timeoutMs;
-  const intervalMs = (options.refetchIntervalSeconds ?? CLIENT_KEYS_DEFAULTS.refetchIntervalSeconds) * 1000;
+  const timeoutMs = options.timeoutMs ?? DOCUMENT_BOUNDS.timeoutMs;
+  const intervalMs = (options.refetchIntervalSeconds ?? REFETCH_INTERVAL_SECONDS) * 1000;
   const bounds = {
-    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? CLIENT_KEYS_DEFAULTS.defaultTtlSeconds,
-    minTtlSeconds: options.cache?.minTtlSeconds ?? CLIENT_KEYS_DEFAULTS.minTtlSeconds,
-    maxTtlSeconds: options.cache?.maxTtlSeconds ?? CLIENT_KEYS_DEFAULTS.maxTtlSeconds,
+    defaultTtlSeconds: options.cache?.defaultTtlSeconds ?? DOCUMENT_BOUNDS.cache.defaultTtlSeconds,
+    minTtlSeconds: options.cache?.minTtlSeconds ?? DOCUMENT_BOUNDS.cache.minTtlSeconds,
+    maxTtlSeconds: options.cache?.maxTtlSeconds ?? DOCUMENT_BOUNDS.cache.maxTtlSeconds,
   };
-  const cache = new ExpiringLruCache<Entry>(options.cache?.maxEntries ?? CLIENT_KEYS_DEFAULTS.maxEntries);
+  const cache = new ExpiringLruCache<Entry>(options.cache?.maxEntries ?? DOCUMENT_BOUNDS.cache.maxEntries);
   const allowedAddresses = parseAllowedAddresses(options.allowSpecialUseAddresses);
   const inflight = new Map<string, Promise<Entry>>();
 

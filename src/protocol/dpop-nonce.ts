@@ -8,6 +8,7 @@
  */
 import { base64url } from 'jose';
 import type { Clock } from '../core/context.js';
+import { DEFAULTS } from '../defaults.js';
 
 /**
  * Issues and checks DPoP nonces. See {@link createDpopNonceSource}.
@@ -75,7 +76,7 @@ const NONCE = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/;
 export function createDpopNonceSource(options: DpopNonceOptions): DpopNonceSource {
   const secret = typeof options.secret === 'string' ? encoder.encode(options.secret) : options.secret;
   if (secret.byteLength < 32) throw new TypeError('the DPoP nonce secret must be at least 32 bytes');
-  const windowSeconds = options.windowSeconds ?? 300;
+  const windowSeconds = options.windowSeconds ?? DEFAULTS.dpop.nonces.windowSeconds;
   if (!Number.isInteger(windowSeconds) || windowSeconds <= 0) {
     throw new TypeError('the DPoP nonce window must be a positive number of seconds');
   }
