@@ -781,6 +781,36 @@ export interface RegistrationOptions extends z.input<typeof registrationSchema> 
  *   ],
  * });
  * ```
+ * @example
+ * Clients that prove a key instead of holding a secret (`private_key_jwt`, RFC 7523), and one
+ * whose tokens must always be DPoP-bound (RFC 9449):
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * declare const reportsServiceKeys: { keys: object[] }; // its public JWK Set
+ *
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   clients: [
+ *     {
+ *       clientId: 'reports-service',
+ *       redirectUris: ['https://reports.example.com/oauth/callback'],
+ *       tokenEndpointAuthMethod: 'private_key_jwt',
+ *       jwks: reportsServiceKeys, // checked at start-up: public keys of a supported algorithm
+ *     },
+ *     {
+ *       clientId: 'desktop-agent',
+ *       redirectUris: ['http://127.0.0.1/callback'],
+ *       tokenEndpointAuthMethod: 'private_key_jwt',
+ *       // where it publishes its keys; fetched when an assertion needs them, again on an unknown kid
+ *       jwksUri: 'https://agent.example.com/.well-known/jwks.json',
+ *       // every token request carries a DPoP proof: a token copied from its disk is useless
+ *       dpopBoundAccessTokens: true,
+ *     },
+ *   ],
+ * });
+ * ```
  * @see RFC 6749 §2 (client registration), §2.3.1 (client secrets)
  * @group Client Registration (RFC 7591)
  */
@@ -1061,6 +1091,21 @@ export interface MetadataOptions extends z.input<typeof metadataSchema> {}
  *   authenticate: async () => null, // read your session here
  *   loginUrl: '/login',
  * };
+ * ```
+ * @example
+ * How clients authenticate, and the grant for clients that act for themselves:
+ * ```ts
+ * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+ *
+ * await createAuthorizationServer({
+ *   issuer: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   // The default: secrets in HTTP Basic (RFC 6749 §2.3.1 requires it; authlib, requests-oauthlib
+ *   // and golang.org/x/oauth2 send them so) as well as in the body (client_secret_post).
+ *   clientSecretBasic: true,
+ *   privateKeyJwt: { algorithms: ['ES256', 'EdDSA'] },
+ *   clientCredentials: { enabled: true }, // off by default
+ * });
  * ```
  * @see RFC 6749, RFC 8414 §2 (`issuer`)
  * @group Configuration

@@ -123,6 +123,27 @@ export interface ScopePolicyOptions {
   /**
    * The ceiling of the `client_credentials` grant for a client (see
    * {@link ScopePolicy.clientCredentialsScopes}). Default: the client's registered `scope`.
+   *
+   * @example
+   * ```ts
+   * import { createAuthorizationServer, createScopePolicy, defineScopes, memoryStorage } from 'portcullis';
+   *
+   * await createAuthorizationServer({
+   *   issuer: 'https://auth.example.com',
+   *   storage: memoryStorage(),
+   *   clientCredentials: { enabled: true },
+   *   scopePolicy: createScopePolicy({
+   *     registry: defineScopes([
+   *       { name: 'reports:read', description: 'Read reports' },
+   *       { name: 'reports:write', description: 'Change reports' },
+   *     ]),
+   *     // An agent acting for itself may read what it registered for, never write: writes need a user.
+   *     clientCredentialsScopes: (client) =>
+   *       (client.metadata.scope?.split(' ') ?? []).filter((scope) => scope !== 'reports:write'),
+   *   }),
+   * });
+   * ```
+   * @see RFC 6749 §4.4, §3.3
    */
   clientCredentialsScopes?: (client: ClientRecord) => readonly string[] | Promise<readonly string[]>;
 }
