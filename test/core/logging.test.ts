@@ -1,8 +1,8 @@
 /**
- * Logging operators see (issue 16, item 5): the default logger writes warnings and errors as one
- * JSON line each on standard error; every 5xx is logged once under a request id the response
- * carries; a database error's text never reaches the client and its parameters never reach the
- * log; risky settings announce themselves once at start.
+ * Logging operators see (the conformance checklist's Logging row): the default logger writes
+ * warnings and errors as one JSON line each on standard error; every 5xx is logged once under a
+ * request id the response carries; a database error's text never reaches the client and its
+ * parameters never reach the log; risky settings announce themselves once at start.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaultLogger, type Logger } from '../../src/core/context.js';

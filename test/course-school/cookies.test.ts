@@ -1,9 +1,9 @@
 /**
- * Cookies of the reference server (issue 16, item 7). On an `http://` loopback issuer, a page on
- * another local port can set cookies for this host (cookies ignore ports): a second `cs_session`
- * with a longer Path is sent first, and would sign the victim into the attacker's account. A
- * request carrying two session (or login) cookies of one name is refused before the library and
- * the pages read either. The login form's CSRF pair expires ten minutes after the form was served.
+ * Cookies of the reference server (ABU-06). On an `http://` loopback issuer, a page on another
+ * local port can set cookies for this host (cookies ignore ports): a second `cs_session` with a
+ * longer Path is sent first, and would sign the victim into the attacker's account. A request
+ * carrying two session (or login) cookies of one name is refused before the library and the pages
+ * read either. The login form's CSRF pair expires ten minutes after the form was served.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CourseSchoolServer } from '../../examples/course-school/src/app.js';

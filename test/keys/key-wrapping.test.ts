@@ -1,8 +1,8 @@
 /**
- * `keys.wrapping` (issue 16, item 8): with a wrapping hook, the private signing keys the server
- * generates and rotates are stored wrapped, on every backend (memory, SQLite, PostgreSQL store
- * what they are given); a server with the same hook reads them back and signs with them; one whose
- * unwrap fails, or one without the hook, does not start (`signing_keys_unavailable`).
+ * ABU-10, `keys.wrapping`: with a wrapping hook, the private signing keys the server generates and
+ * rotates are stored wrapped, on every backend (memory, SQLite, PostgreSQL store what they are
+ * given); a server with the same hook reads them back and signs with them; one whose unwrap fails,
+ * or one without the hook, does not start (`signing_keys_unavailable`).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

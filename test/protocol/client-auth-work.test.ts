@@ -1,9 +1,9 @@
 /**
- * ATK-25 / issue 16 item 8: the token endpoint must not tell, by the time it takes, whether a
- * `client_id` exists. The unknown-client path does the same work as a wrong secret for a known
- * client: one storage read, one SHA-256 digest of the presented secret, one constant-time comparison
- * of equal-length digests. This test checks that the same steps run (deterministically, by
- * recording them); measuring the time belongs in the benchmark suite.
+ * ATK-25: the token endpoint must not tell, by the time it takes, whether a `client_id` exists. The
+ * unknown-client path does the same work as a wrong secret for a known client: one storage read,
+ * one SHA-256 digest of the presented secret, one constant-time comparison of equal-length digests.
+ * This test checks that the same steps run (deterministically, by recording them); measuring the
+ * time belongs in the benchmark suite.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
