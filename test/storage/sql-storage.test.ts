@@ -219,6 +219,7 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
   });
 });

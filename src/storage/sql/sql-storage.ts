@@ -157,10 +157,11 @@ export class SqlStorage implements Storage {
         const row = await first<CodeRow>(sql.getAuthorizationCode, [codeHash, now]);
         return row === undefined ? null : authorizationCodesTable.record(row);
       },
-      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
+      async redeem({ codeHash, grant, accessToken, refreshToken, sealedResponse, now }) {
         const params = [
           now,
           codeHash,
+          sealedResponse ?? null,
           ...grantsTable.params(grant),
           ...accessTokensTable.params(accessToken),
         ];
