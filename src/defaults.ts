@@ -89,6 +89,8 @@ export const DEFAULTS = deepFreeze({
     maxBytes: 5 * 1024,
     maxRedirectUris: 10,
     maxConcurrentFetches: 10,
+    maxConcurrentFetchesPerAddress: 2,
+    addressFetchesPerMinute: 20,
     hostFetchesPerMinute: 30,
     failureCacheSeconds: 30,
     cache: { defaultTtlSeconds: 300, minTtlSeconds: 60, maxTtlSeconds: 3600, maxEntries: 1000 },

@@ -394,6 +394,33 @@ const cimdSchema = z.strictObject({
    */
   maxConcurrentFetches: z.number().int().min(1).max(1000).default(cimdDefaults.maxConcurrentFetches),
   /**
+   * Most of those fetches running at once for one client address, and most it starts per minute
+   * (`addressFetchesPerMinute`); beyond either, `429 too_many_requests` with `Retry-After`. The
+   * address is the request's rate-limit key (`clientIp`, IPv6 cut to `ipv6PrefixLength`). One
+   * address naming random subdomains (each a new host, outside `hostFetchesPerMinute`) cannot hold
+   * more than this many of the `maxConcurrentFetches` slots, so another address still gets its
+   * document fetched. Also bounds `jwks_uri` fetches. A request without an address is not counted.
+   *
+   * @example
+   * ```ts
+   * import { createAuthorizationServer, memoryStorage } from 'portcullis';
+   *
+   * await createAuthorizationServer({
+   *   issuer: 'https://auth.example.com',
+   *   storage: memoryStorage(),
+   *   clientIdMetadataDocuments: { enabled: true, maxConcurrentFetchesPerAddress: 1, addressFetchesPerMinute: 10 },
+   * });
+   * ```
+   */
+  maxConcurrentFetchesPerAddress: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(cimdDefaults.maxConcurrentFetchesPerAddress),
+  /** Most document fetches one client address starts per minute (see `maxConcurrentFetchesPerAddress`). */
+  addressFetchesPerMinute: z.number().int().min(1).max(100_000).default(cimdDefaults.addressFetchesPerMinute),
+  /**
    * Most fetches per host name (any port) and minute; beyond it, `503 temporarily_unavailable`.
    * Documents that were valid before are not counted, so junk naming other URLs of a host cannot
    * keep its real clients out.

@@ -20,6 +20,8 @@ export type EventPayload = DistributiveOmit<AuthorizationServerEvent, 'at'>;
 /**
  * Resolves a `client_id` that is not in storage (Client ID Metadata Documents plug in here).
  * Returns `null` for an id it does not handle; throws an `OAuthError` (`invalid_client`) to refuse.
+ * `clientAddress` is the rate-limit key of the request that names the id (when known): the budget
+ * of outbound fetches a request may cause is kept per address.
  *
  * @example
  * ```ts
@@ -32,7 +34,7 @@ export type EventPayload = DistributiveOmit<AuthorizationServerEvent, 'at'>;
  * @see draft-ietf-oauth-client-id-metadata-document-01 §3, §4
  * @group Client ID Metadata Documents
  */
-export type ClientResolver = (clientId: string) => Promise<ClientRecord | null>;
+export type ClientResolver = (clientId: string, clientAddress?: string) => Promise<ClientRecord | null>;
 
 /** The state every handler reads. */
 export interface ServerContext {
@@ -53,9 +55,10 @@ export interface ServerContext {
   emit(event: EventPayload): void;
   /**
    * A client by id: configured clients first, then any external resolver (`https` ids), then
-   * storage, whose records are reused for `clientCacheSeconds`.
+   * storage, whose records are reused for `clientCacheSeconds`. `clientAddress`, the rate-limit key
+   * of the request naming the id, is passed to the external resolver (its per-address fetch budget).
    */
-  getClient(clientId: string): Promise<ClientRecord | null>;
+  getClient(clientId: string, clientAddress?: string): Promise<ClientRecord | null>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
 }
@@ -105,11 +108,11 @@ export function createServerContext(
         logger.error('event listener failed', { type: event.type, error: String(error) });
       }
     },
-    async getClient(clientId) {
+    async getClient(clientId, clientAddress) {
       if (clientId.length > 2048) return null;
       const configured = config.staticClients.get(clientId);
       if (configured !== undefined) return configured;
-      if (external !== undefined && clientId.startsWith('https://')) return external(clientId);
+      if (external !== undefined && clientId.startsWith('https://')) return external(clientId, clientAddress);
       const nowMs = clock();
       const now = Math.floor(nowMs / 1000);
       const cached = clientCache.get(clientId);

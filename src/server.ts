@@ -183,21 +183,24 @@ function outboundFetcher(config: ServerConfig): MetadataFetcher {
 
 /**
  * `fetcher` within the bounds of metadata-document fetches (ABU-04): at most
- * `maxConcurrentFetches` at once and `hostFetchesPerMinute` per host (a host that served a key set
- * is exempt for a day). For `jwks_uri`s, whose resolver remembers failures itself; a fetch past
- * the bounds is refused without a connection.
+ * `maxConcurrentFetches` at once, `maxConcurrentFetchesPerAddress` and `addressFetchesPerMinute`
+ * per client address (the request's `clientAddress`), and `hostFetchesPerMinute` per host (a host
+ * that served a key set is exempt for a day). For `jwks_uri`s, whose resolver remembers failures
+ * itself; a fetch past the bounds is refused without a connection.
  */
 function boundedFetcher(fetcher: MetadataFetcher, config: ServerConfig): MetadataFetcher {
   const cimd = config.clientIdMetadataDocuments;
   const { clock } = config.runtime;
   const bounds = createFetchBounds({
     maxConcurrent: cimd.maxConcurrentFetches,
+    perAddressConcurrent: cimd.maxConcurrentFetchesPerAddress,
+    perAddressPerMinute: cimd.addressFetchesPerMinute,
     perHostPerMinute: cimd.hostFetchesPerMinute,
     failureMs: 0,
     busySeconds: cimd.timeoutMs / 1000,
   });
   return async (request) => {
-    const admitted = bounds.admit(request.target, clock());
+    const admitted = bounds.admit(request.target, clock(), request.clientAddress);
     try {
       const response = await fetcher(request);
       if (response.status === 200) admitted.succeeded(clock());

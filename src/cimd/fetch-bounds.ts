@@ -1,8 +1,9 @@
 /**
  * What inbound junk may cost in outbound fetches of metadata documents (ABU-04): failures
- * remembered briefly per URL and per host, a global cap on concurrent fetches, a budget of fetches
- * per host and minute, and an exemption for documents that were valid before. The resolver asks
- * before each fetch and reports each outcome.
+ * remembered briefly per URL and per host, a global cap on concurrent fetches, a share of it and a
+ * budget per minute for each client address, a budget of fetches per host and minute, and an
+ * exemption from the host's budget for documents that were valid before. The resolver asks before
+ * each fetch and reports each outcome.
  *
  * - A failure is remembered for `failureMs`: per URL always, per host name when no response came
  *   back (the host failed, not the document). It is answered from memory; it is never a cached
@@ -10,6 +11,12 @@
  * - At most `maxConcurrent` fetches run at once, and `perHostPerMinute` start per host name (any
  *   port) and minute; beyond either, `503 temporarily_unavailable` with `Retry-After`, nothing
  *   remembered.
+ * - A client address (the rate-limit key of the request that needs the fetch: IPv6 by prefix) has
+ *   at most `perAddressConcurrent` of those fetches running and starts at most
+ *   `perAddressPerMinute` a minute; beyond, `429 too_many_requests` with `Retry-After`. Random
+ *   subdomains escape the per-host budget, never this one: one address cannot hold most of the
+ *   global slots, nor spend other addresses' share of a host's budget. A request without an
+ *   address is not counted per address (as with the rate limits).
  * - A URL whose document was valid in the last 24 hours skips its host's budget and remembered
  *   failure: a stranger's junk naming other URLs of a host cannot keep that host's clients out.
  * @see draft-ietf-oauth-client-id-metadata-document-01 §4.4, §6.5, §6.6
@@ -42,6 +49,8 @@ interface Failure {
 export interface FetchBoundsOptions {
   readonly maxConcurrent: number;
   readonly perHostPerMinute: number;
+  readonly perAddressConcurrent: number;
+  readonly perAddressPerMinute: number;
   /** 0 remembers nothing. */
   readonly failureMs: number;
   /** Retry-After for a refusal at the global cap: about one fetch's time budget. */
@@ -60,17 +69,27 @@ export interface AdmittedFetch {
 export interface FetchBounds {
   /**
    * Throws the remembered failure of `target` (its URL, or its host unless the URL is known good),
-   * or a 503 when the fetch would pass the global cap or the host's budget; else counts the fetch.
+   * a 429 when the fetch would pass the share or the budget of `clientAddress`, or a 503 when it
+   * would pass the global cap or the host's budget; else counts the fetch.
    *
+   * @param clientAddress - the rate-limit key of the request that needs the fetch, if known
    * @throws ClientMetadataDocumentError a remembered failure
-   * @throws OAuthError `temporarily_unavailable` (503) with `Retry-After`
+   * @throws OAuthError `too_many_requests` (429) or `temporarily_unavailable` (503), with `Retry-After`
    */
-  admit(target: ClientIdUrl, now: number): AdmittedFetch;
+  admit(target: ClientIdUrl, now: number, clientAddress?: string): AdmittedFetch;
 }
 
 function busy(description: string, retryAfterSeconds: number): OAuthError {
+  return refusal('temporarily_unavailable', description, retryAfterSeconds);
+}
+
+function refusal(
+  code: 'temporarily_unavailable' | 'too_many_requests',
+  description: string,
+  retryAfterSeconds: number,
+): OAuthError {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new OAuthError('temporarily_unavailable', `${description}; try again in ${seconds} seconds`, {
+  return new OAuthError(code, `${description}; try again in ${seconds} seconds`, {
     headers: { 'retry-after': String(seconds) },
   });
 }
@@ -78,7 +97,7 @@ function busy(description: string, retryAfterSeconds: number): OAuthError {
 /**
  * Creates the bounds of a resolver (see the module documentation).
  *
- * @param options - cap, per-host budget, failure memory, Retry-After at the cap
+ * @param options - cap, per-address share and budget, per-host budget, failure memory, Retry-After at the cap
  * @returns the bounds
  */
 export function createFetchBounds(options: FetchBoundsOptions): FetchBounds {
@@ -86,16 +105,42 @@ export function createFetchBounds(options: FetchBoundsOptions): FetchBounds {
   const failedHosts = new ExpiringLruCache<Failure>(MAX_TRACKED);
   const knownGood = new ExpiringLruCache<true>(MAX_TRACKED);
   const hostBudget = new WindowTable(MAX_TRACKED);
+  const addressBudget = new WindowTable(MAX_TRACKED);
+  // Fetches running per address: at most `maxConcurrent` entries, each deleted when it drops to 0.
+  const runningByAddress = new Map<string, number>();
   let running = 0;
 
   return {
-    admit(target, now) {
+    admit(target, now, clientAddress) {
       const trusted = knownGood.get(target.clientId, now) !== undefined;
       const failure =
         failedUrls.get(target.clientId, now) ?? (trusted ? undefined : failedHosts.get(target.host, now));
       if (failure !== undefined) throw new ClientMetadataDocumentError(failure.problem, failure.reason);
+      const ownRunning = clientAddress === undefined ? 0 : (runningByAddress.get(clientAddress) ?? 0);
+      if (ownRunning >= options.perAddressConcurrent) {
+        throw refusal(
+          'too_many_requests',
+          'too many client metadata documents are being fetched for this address',
+          options.busySeconds,
+        );
+      }
       if (running >= options.maxConcurrent) {
         throw busy('too many client metadata documents are being fetched', options.busySeconds);
+      }
+      if (clientAddress !== undefined) {
+        // Counted before the host's budget: one address's junk cannot spend what other addresses share.
+        const window = addressBudget.count(
+          clientAddress,
+          { points: options.perAddressPerMinute, durationMs: 60_000, overflow: 'address' },
+          now,
+        );
+        if (window.count > options.perAddressPerMinute) {
+          throw refusal(
+            'too_many_requests',
+            'too many client metadata documents were requested from this address',
+            (window.start + window.durationMs - now) / 1000,
+          );
+        }
       }
       if (!trusted) {
         const window = hostBudget.count(
@@ -111,11 +156,17 @@ export function createFetchBounds(options: FetchBoundsOptions): FetchBounds {
         }
       }
       running++;
+      if (clientAddress !== undefined) runningByAddress.set(clientAddress, ownRunning + 1);
       let settled = false;
       const settle = (): boolean => {
         if (settled) return false;
         settled = true;
         running--;
+        if (clientAddress !== undefined) {
+          const left = (runningByAddress.get(clientAddress) ?? 1) - 1;
+          if (left > 0) runningByAddress.set(clientAddress, left);
+          else runningByAddress.delete(clientAddress);
+        }
         return true;
       };
       return {

@@ -29,6 +29,11 @@ export interface MetadataFetchRequest {
   readonly maxBytes: number;
   /** Total time budget for resolving, connecting and reading, in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * The rate-limit key of the request that needs the document, when known: the server's fetch
+   * bounds count per address with it. A fetcher may ignore it (or log it); it is never sent.
+   */
+  readonly clientAddress?: string;
 }
 
 /**

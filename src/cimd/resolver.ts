@@ -4,8 +4,9 @@
  *
  * Steps for each client_id: cache → join a fetch already running for it → check the URL (§3, raw
  * string) → recent failure of this URL, or of its host, answered from memory → admission (a global
- * cap on concurrent fetches, a budget of fetches per host and minute) → fetch → status 200 only
- * (§4) → size → media type → validate (§4.1) → cache per `Cache-Control` (§4.4).
+ * cap on concurrent fetches, a share of it and a budget per minute for the requesting client
+ * address, a budget of fetches per host and minute) → fetch → status 200 only (§4) → size → media
+ * type → validate (§4.1) → cache per `Cache-Control` (§4.4).
  *
  * Outbound fetches are bounded (`fetch-bounds.ts`) so that inbound junk cannot turn the server into
  * a relay (ABU-04): a failure is remembered for `failureCacheSeconds` (30 s) per URL, and per host
@@ -109,10 +110,13 @@ function readDocument(
  *
  * @param options - timeouts, size cap, cache bounds, allowed hosts, and the fetcher or its settings
  * @returns a {@link ClientResolver}: the client for an `https` client_id, `null` for an id that is
- * not a URL (a generated id, for storage to answer)
+ * not a URL (a generated id, for storage to answer). Its second argument, the rate-limit key of the
+ * request naming the id, is what the per-address fetch budget counts under (none: not counted).
  * @throws TypeError at creation when `allowSpecialUseAddresses` has an invalid entry
  * @throws ClientMetadataDocumentError (`invalid_client`, 400) from the returned resolver, with
  * `problem` and `reason`, whenever the URL, the fetch or the document is unusable
+ * @throws OAuthError from the returned resolver: `too_many_requests` (429) past the address's share
+ * or budget, `temporarily_unavailable` (503) past the global cap or the host's budget, with `Retry-After`
  * @see draft-ietf-oauth-client-id-metadata-document-01 §3, §4, §4.1, §4.4, §6.5, §6.6
  * @example
  * ```ts
@@ -162,6 +166,9 @@ export function createClientIdMetadataResolver(
   const inflight = new Map<string, Promise<ClientRecord>>();
   const fetchBounds = createFetchBounds({
     maxConcurrent: options.maxConcurrentFetches ?? CIMD_DEFAULTS.maxConcurrentFetches,
+    perAddressConcurrent:
+      options.maxConcurrentFetchesPerAddress ?? CIMD_DEFAULTS.maxConcurrentFetchesPerAddress,
+    perAddressPerMinute: options.addressFetchesPerMinute ?? CIMD_DEFAULTS.addressFetchesPerMinute,
     perHostPerMinute: options.hostFetchesPerMinute ?? CIMD_DEFAULTS.hostFetchesPerMinute,
     failureMs: (options.failureCacheSeconds ?? CIMD_DEFAULTS.failureCacheSeconds) * 1000,
     busySeconds: timeoutMs / 1000,
@@ -206,7 +213,7 @@ export function createClientIdMetadataResolver(
     }
   }
 
-  return async (clientId) => {
+  return async (clientId, clientAddress) => {
     // Ids that are not URLs (generated ones) are not ours; other URL schemes are refused with a reason.
     if (!URL_SHAPED.test(clientId)) return null;
     const now = clock();
@@ -222,7 +229,7 @@ export function createClientIdMetadataResolver(
       throw error;
     }
     // A recent failure is answered from memory (no fetch, no log line); a fetch past the bounds is a 503.
-    const started = load(target, fetchBounds.admit(target, now));
+    const started = load(target, fetchBounds.admit(target, now, clientAddress));
     inflight.set(clientId, started);
     // Forget the request once settled: a failure is remembered only by the bounds, briefly.
     const forget = () => {

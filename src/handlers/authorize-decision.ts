@@ -98,7 +98,7 @@ export async function handleAuthorizeDecision(
         ctx.emit({ type: 'consent.denied', clientId: authRequest.clientId, userId: user.id });
         throw new OAuthError('access_denied', 'the user denied the request');
       }
-      const client = await ctx.getClient(authRequest.clientId);
+      const client = await ctx.getClient(authRequest.clientId, config.clientIp(request));
       if (client === null) throw new OAuthError('invalid_client', 'the client is no longer registered');
       // The scopes are recomputed server-side; nothing from the form widens them (ATK-22).
       const scope = await config.scopePolicy.grantable(user.id, client, authRequest.scope);

@@ -75,11 +75,15 @@ async function createPending(
   return { id, record };
 }
 
-/** Parses a new request (both phases) or loads a resumed one (`?request_id=` after login). */
+/**
+ * Parses a new request (both phases) or loads a resumed one (`?request_id=` after login).
+ * `clientAddress` goes with the client lookup (a metadata document's fetch budget is per address).
+ */
 async function validate(
   ctx: ServerContext,
   params: Params,
   setTarget: (target: RedirectTarget) => void,
+  clientAddress: string | undefined,
 ): Promise<Validated> {
   const requestId = params.get('request_id');
   if (requestId !== undefined) {
@@ -90,12 +94,12 @@ async function validate(
         'this authorization request has expired or was already completed',
       );
     }
-    const client = await ctx.getClient(record.request.clientId);
+    const client = await ctx.getClient(record.request.clientId, clientAddress);
     if (client === null) throw new OAuthError('invalid_client', 'the client is no longer registered');
     setTarget({ redirectUri: record.request.redirectUri, state: record.request.state });
     return { client, request: record.request, pending: { id: requestId, record } };
   }
-  const target = await validateTarget(ctx, params);
+  const target = await validateTarget(ctx, params, clientAddress);
   setTarget({ redirectUri: target.redirectUri, state: target.state });
   return { client: target.client, request: validateRequest(ctx, params, target), pending: undefined };
 }
@@ -162,11 +166,17 @@ export async function handleAuthorize(ctx: ServerContext, httpRequest: OAuthRequ
   try {
     if (httpRequest.method !== 'GET' && httpRequest.method !== 'POST')
       throw methodNotAllowed(['GET', 'POST']);
-    await enforceRateLimit(ctx.config.rateLimiter, 'authorize', ctx.config.clientIp(httpRequest));
+    const clientAddress = ctx.config.clientIp(httpRequest);
+    await enforceRateLimit(ctx.config.rateLimiter, 'authorize', clientAddress);
     const params = httpRequest.method === 'GET' ? parseQuery(httpRequest) : parseFormBody(httpRequest);
-    const validated = await validate(ctx, params, (t) => {
-      target = t;
-    });
+    const validated = await validate(
+      ctx,
+      params,
+      (t) => {
+        target = t;
+      },
+      clientAddress,
+    );
     const { request, client } = validated;
 
     const user = await currentUser(ctx, httpRequest);

@@ -30,11 +30,18 @@ function single(params: Params, name: string): string | undefined {
   return params.get(name);
 }
 
-/** Phase one. Throws {@link OAuthError}s that the caller shows as a page, never as a redirect. */
-export async function validateTarget(ctx: ServerContext, params: Params): Promise<ValidatedTarget> {
+/**
+ * Phase one. Throws {@link OAuthError}s that the caller shows as a page, never as a redirect.
+ * `clientAddress` (the request's rate-limit key) goes with the client lookup (metadata documents).
+ */
+export async function validateTarget(
+  ctx: ServerContext,
+  params: Params,
+  clientAddress?: string,
+): Promise<ValidatedTarget> {
   const clientId = single(params, 'client_id');
   if (clientId === undefined) throw new OAuthError('invalid_request', 'client_id is missing');
-  const client = await ctx.getClient(clientId);
+  const client = await ctx.getClient(clientId, clientAddress);
   if (client === null) throw new OAuthError('invalid_client', 'the client is unknown');
   const requested = single(params, 'redirect_uri');
   let redirectUri: string;

@@ -140,7 +140,9 @@ async function authenticateWithAssertion(
   if (!config.privateKeyJwt.enabled || ctx.clientKeys === undefined) {
     return fail('private_key_jwt is not enabled on this server');
   }
-  const client = await ctx.getClient(presented.clientId);
+  // The address goes with every lookup that may fetch (a metadata document, a jwks_uri): per-address budget.
+  const clientAddress = config.clientIp(request);
+  const client = await ctx.getClient(presented.clientId, clientAddress);
   if (client === null || client.metadata.token_endpoint_auth_method !== 'private_key_jwt') {
     return fail('client authentication failed');
   }
@@ -148,6 +150,7 @@ async function authenticateWithAssertion(
     clientId: client.clientId,
     jwks: client.metadata.jwks,
     jwksUri: client.metadata.jwks_uri,
+    clientAddress,
   });
   try {
     await verifyClientAssertion(presented, keys, {
@@ -199,7 +202,7 @@ export async function authenticateClient(
     // An address that keeps failing stays refused even if a later guess is right (no oracle).
     await assertWithinRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
   }
-  const client = await ctx.getClient(presented.clientId);
+  const client = await ctx.getClient(presented.clientId, config.clientIp(request));
   // The same work whatever the client: one digest, one constant-time comparison of equal lengths.
   const presentedHash = await sha256(presented.secret ?? '');
   const secretMatches = timingSafeEqual(presentedHash, client?.secretHash ?? NO_SECRET_HASH);

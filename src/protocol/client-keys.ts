@@ -55,6 +55,8 @@ export interface ClientKeySource {
   readonly jwks?: ClientJwks | undefined;
   /** Registered key set URL. */
   readonly jwksUri?: string | undefined;
+  /** The rate-limit key of the request being authenticated: a fetch counts against its budget. */
+  readonly clientAddress?: string | undefined;
 }
 
 /**
@@ -149,6 +151,8 @@ type KeysEntry = {
 type Entry = KeysEntry | { readonly kind: 'failed'; readonly fetchedAt: number };
 
 const JSON_MEDIA_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json$/;
+/** What the fetch bounds answer when they turn a fetch away (`cimd/fetch-bounds.ts`). */
+const BOUNDS_REFUSALS: ReadonlySet<string> = new Set(['too_many_requests', 'temporarily_unavailable']);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The one description of every jwks_uri failure: nothing about the network, nothing to probe with. */
@@ -225,14 +229,24 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
     target: ClientIdUrl,
     cacheKey: string,
     previous: KeysEntry | undefined,
+    clientAddress: string | undefined,
   ): Promise<Entry> {
     const fetchedAt = clock();
+    // A fetch the bounds turned away (429/503) says nothing about the URL: not remembered as its
+    // failure, or one address over its budget could make a client's keys fail for everyone.
+    let turnedAway = false;
     try {
       let response: MetadataFetchResponse;
       try {
-        response = await options.fetcher({ target, maxBytes, timeoutMs });
+        response = await options.fetcher({
+          target,
+          maxBytes,
+          timeoutMs,
+          ...(clientAddress === undefined ? {} : { clientAddress }),
+        });
       } catch (error) {
-        return refused(clientId, 'the fetch failed', error);
+        turnedAway = error instanceof OAuthError && BOUNDS_REFUSALS.has(error.code);
+        return refused(clientId, turnedAway ? 'the fetch bounds refused it' : 'the fetch failed', error);
       }
       const keys = read(clientId, response);
       const ttlSeconds = Math.max(bounds.minTtlSeconds, cacheLifetimeSeconds(response.cacheControl, bounds));
@@ -247,7 +261,7 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
         return kept;
       }
       // Remembered for one interval: no outbound fetch per request for a broken or hostile URL.
-      cache.set(cacheKey, { kind: 'failed', fetchedAt }, fetchedAt + intervalMs);
+      if (!turnedAway) cache.set(cacheKey, { kind: 'failed', fetchedAt }, fetchedAt + intervalMs);
       throw error;
     }
   }
@@ -257,10 +271,11 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
     target: ClientIdUrl,
     cacheKey: string,
     previous: KeysEntry | undefined,
+    clientAddress: string | undefined,
   ): Promise<Entry> {
     const running = inflight.get(cacheKey);
     if (running !== undefined) return running;
-    const started = fetchKeys(clientId, target, cacheKey, previous);
+    const started = fetchKeys(clientId, target, cacheKey, previous, clientAddress);
     inflight.set(cacheKey, started);
     const forget = () => {
       if (inflight.get(cacheKey) === started) inflight.delete(cacheKey);
@@ -283,7 +298,7 @@ export function createClientKeyResolver(options: ClientKeyResolverOptions): Clie
           if (cached.kind === 'failed') throw unusable();
           if (!refresh || now - cached.fetchedAt < intervalMs) return cached.keys;
         }
-        const entry = await load(source.clientId, checked.target, cacheKey, cached);
+        const entry = await load(source.clientId, checked.target, cacheKey, cached, source.clientAddress);
         return entry.kind === 'keys' ? entry.keys : [];
       };
     },

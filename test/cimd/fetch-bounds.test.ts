@@ -1,18 +1,24 @@
 /**
  * ABU-04: inbound junk naming metadata documents cannot turn the server into a relay. A failure is
  * remembered briefly per URL and, when nothing answered, per host; a global cap bounds concurrent
- * fetches and a budget bounds fetches per host and minute; documents that were valid before are
- * exempt from the host's budget and failures; descriptions sent to callers reveal no network
- * detail (which ports answer, which names resolve), which goes to the log instead.
+ * fetches, each client address gets a share of it and a budget per minute (random subdomains escape
+ * the per-host budget, not this one), and a budget bounds fetches per host and minute; documents
+ * that were valid before are exempt from the host's budget and failures; descriptions sent to
+ * callers reveal no network detail (which ports answer, which names resolve), which goes to the
+ * log instead. `jwks_uri` fetches are held to the same per-address bounds.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClientMetadataDocumentError } from '../../src/cimd/errors.js';
 import type { MetadataFetcher, MetadataFetchRequest } from '../../src/cimd/fetcher.js';
 import { createClientIdMetadataResolver } from '../../src/cimd/resolver.js';
 import type { Logger } from '../../src/core/context.js';
 import { OAuthError } from '../../src/core/errors.js';
-import { CB, Harness, json } from '../helpers/harness.js';
+import type { OAuthRequest } from '../../src/core/http.js';
+import { asAssertion, clientAssertion } from '../helpers/client-assertion.js';
+import { CB, Harness, ISSUER, json } from '../helpers/harness.js';
 import { scriptedFetcher, validDocument } from '../helpers/metadata-documents.js';
+import { testKey } from '../protocol/key-fixtures.js';
 
 const UNREACHABLE = 'https://unreachable.example/oauth/client.json';
 
@@ -159,6 +165,145 @@ describe('ABU-04 a budget of fetches per host and minute', () => {
     time.advance(60);
     await resolve('https://apps.example/junk/new.json').catch(() => undefined);
     expect(script.fetches).toHaveLength(32);
+  });
+});
+
+describe('ABU-04 a share of the slots and a budget per client address', () => {
+  let h: Harness | undefined;
+  afterEach(() => h?.close());
+  const attacker = '2001:db8:66::/64';
+  const junk = (i: number) => `https://r${i}.attacker.example/client.json`;
+
+  it('one address naming 100 random subdomains holds at most 2 of the 10 slots (429 beyond); another address still gets its document fetched', async () => {
+    const hold = gate();
+    const script = scriptedFetcher();
+    const real = 'https://apps.example/real/client.json';
+    script.serve(real, { body: validDocument(real) });
+    const { fetcher, stats } = countingFetcher(async (request) => {
+      // The attacker's hosts answer slowly, holding their slots.
+      if (request.target.host.endsWith('attacker.example')) await hold.opened;
+      return script.fetcher(request);
+    });
+    const resolve = createClientIdMetadataResolver({ fetcher });
+    const flood = Array.from({ length: 100 }, (_, i) => resolve(junk(i), attacker));
+    expect(stats.running).toBe(2);
+    await expect(resolve(real, '203.0.113.10')).resolves.toMatchObject({ clientId: real });
+    hold.open();
+    const results = await Promise.allSettled(flood);
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as OAuthError] : []));
+    const tooMany = refused.filter((e) => e.code === 'too_many_requests');
+    expect(tooMany).toHaveLength(98);
+    expect(tooMany[0]).toMatchObject({ status: 429 });
+    expect(Number(tooMany[0]!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(tooMany[0]!.description).not.toContain('attacker.example');
+    expect(stats.maxRunning).toBe(3);
+  });
+
+  it('one address starts at most 20 fetches a minute, then 429 until the minute ends; another address is not affected', async () => {
+    const time = clock();
+    const script = scriptedFetcher(); // every junk document answers 404
+    const resolve = createClientIdMetadataResolver({ fetcher: script.fetcher, clock: time.now });
+    const codes: string[] = [];
+    for (let i = 0; i < 30; i++)
+      codes.push(((await resolve(junk(i), attacker).catch((e: unknown) => e)) as OAuthError).code);
+    expect(codes.slice(0, 20).every((c) => c === 'invalid_client')).toBe(true);
+    expect(codes.slice(20).every((c) => c === 'too_many_requests')).toBe(true);
+    expect(script.fetches).toHaveLength(20);
+    time.advance(10);
+    const later = (await resolve(junk(99), attacker).catch((e: unknown) => e)) as OAuthError;
+    expect(later.headers['retry-after']).toBe('50');
+    // Another address (another /64 of the same site counts apart only if the key says so).
+    await resolve(junk(100), '2001:db8:77::/64').catch(() => undefined);
+    expect(script.fetches).toHaveLength(21);
+    time.advance(50);
+    await resolve(junk(101), attacker).catch(() => undefined);
+    expect(script.fetches).toHaveLength(22);
+  });
+
+  it('through the server: junk token requests from one address take 2 slots and get 429; another address’s client is resolved', async () => {
+    const hold = gate();
+    const script = scriptedFetcher();
+    const real = 'https://apps.example/real/client.json';
+    script.serve(real, { body: validDocument(real, { redirect_uris: [CB] }) });
+    const { fetcher, stats } = countingFetcher(async (request) => {
+      if (request.target.host.endsWith('attacker.example')) await hold.opened;
+      return script.fetcher(request);
+    });
+    h = await Harness.start({
+      options: {
+        clientIdMetadataDocuments: { enabled: true, fetcher },
+        clientIp: (request: OAuthRequest) => request.headers['x-test-address'],
+      },
+    });
+    const junkToken = (clientId: string, address: string) =>
+      h!.token(
+        {
+          grant_type: 'authorization_code',
+          code: 'junk',
+          redirect_uri: CB,
+          client_id: clientId,
+          code_verifier: 'v'.repeat(43),
+        },
+        { 'x-test-address': address },
+      );
+    const flood = Array.from({ length: 30 }, (_, i) => junkToken(junk(i), '2001:db8:66::1'));
+    // The real client's user, from another address, while the flood's fetches hang.
+    const realUser = await junkToken(real, '198.51.100.20');
+    expect(json(realUser).error).toBe('invalid_grant'); // the client was resolved; the code is junk
+    hold.open();
+    const statuses = (await Promise.all(flood)).map((r) => r.status);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(28);
+    expect(stats.maxRunning).toBeLessThanOrEqual(3);
+  });
+
+  it('jwks_uri fetches: past its share an address is turned away unfetched, and that is not remembered as the client’s failure', async () => {
+    const hold = gate();
+    const script = scriptedFetcher();
+    const key = await testKey('ES256', 'agent-1');
+    const goodUri = 'https://agent.example/.well-known/jwks.json';
+    script.serve(goodUri, { body: { keys: [key.publicJwk] } });
+    const started: string[] = [];
+    const fetcher: MetadataFetcher = async (request) => {
+      started.push(request.target.clientId);
+      if (request.target.host.endsWith('attacker.example')) await hold.opened;
+      return script.fetcher(request);
+    };
+    h = await Harness.start({
+      options: {
+        clientIdMetadataDocuments: { fetcher },
+        clientIp: (request: OAuthRequest) => request.headers['x-test-address'],
+      },
+    });
+    const server = h;
+    const register = (jwksUri: string) =>
+      server.register({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: jwksUri });
+    const slow = [
+      await register('https://s1.attacker.example/jwks.json'),
+      await register('https://s2.attacker.example/jwks.json'),
+    ];
+    const agent = await register(goodUri);
+    const revoke = async (clientId: string, address: string) =>
+      server.send({
+        method: 'POST',
+        url: '/api/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-test-address': address },
+        body: new URLSearchParams({
+          token: randomUUID(),
+          ...asAssertion(await clientAssertion(key, clientId, { now: server.clock.now(), aud: ISSUER })),
+        }).toString(),
+      });
+    // The attacker's address holds two slow key-set fetches, then names the agent.
+    const held = slow.map((client) => revoke(client.client_id, '203.0.113.66'));
+    await vi.waitFor(() => expect(started).toHaveLength(2));
+    const turnedAway = await revoke(agent.client_id, '203.0.113.66');
+    expect(turnedAway.status).toBe(400);
+    expect(json(turnedAway).error).toBe('invalid_client');
+    expect(started).not.toContain(goodUri);
+    // The agent itself, from its own address, right after: its keys are fetched and verify.
+    expect((await revoke(agent.client_id, '192.0.2.44')).status).toBe(200);
+    expect(started).toContain(goodUri);
+    hold.open();
+    await Promise.all(held);
   });
 });
 
