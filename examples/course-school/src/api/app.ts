@@ -2,15 +2,16 @@
  * The business API as a Hono app: each operation of the route table becomes one `@hono/zod-openapi`
  * route, so the same declaration drives authorization (the route's one scope to the library's
  * guard, then its role rule), request validation (400 with every problem located: `query.limit`,
- * `body.title`) and the operation in `/openapi.json`.
+ * `body.title`, NUL and other hostile characters in any string included) and the operation in
+ * `/openapi.json`. Bodies are read within their limit before validation (`edge/body-limit.ts`).
  * @module
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { toResponse } from 'portcullis/fetch';
 import { z } from 'zod';
 import type { BearerGuard } from '../auth/bearer-guard.js';
+import { type BodyRefusal, bodyWithin } from '../edge/body-limit.js';
 import { ApiError, errorResponse, invalidRequest, issuesOf, logFailure } from './errors.js';
 import { API_PREFIX, type ApiRoute, type ApiServices, type Caller } from './route.js';
 
@@ -97,8 +98,11 @@ export function authorize(
   };
 }
 
-const tooLarge = (limit: number) => () => {
-  throw new ApiError('payload_too_large', `the request body is larger than ${limit} bytes`);
+/** The refusal of a body over `limit` bytes (read to its end first, so the client reads it), or unreadable. */
+const refuseBody = (limit: number) => (_c: Context<ApiEnv>, status: BodyRefusal) => {
+  throw status === 413
+    ? new ApiError('payload_too_large', `the request body is larger than ${limit} bytes`)
+    : new ApiError('invalid_request', 'the request body could not be read');
 };
 
 /** The `@hono/zod-openapi` route of an operation: documentation and validation in one. */
@@ -185,10 +189,9 @@ export function createApiApp(routes: readonly ApiRoute[], deps: ApiAppDeps): Ope
   });
   for (const route of routes) {
     const middleware: MiddlewareHandler<ApiEnv>[] = [authorize(deps.guard, route, deps.services)];
-    if (route.body?.kind === 'json') {
-      middleware.push(bodyLimit({ maxSize: MAX_JSON_BYTES, onError: tooLarge(MAX_JSON_BYTES) }));
-    } else if (route.body?.kind === 'binary') {
-      middleware.push(bodyLimit({ maxSize: route.body.maxBytes, onError: tooLarge(route.body.maxBytes) }));
+    if (route.body !== undefined) {
+      const limit = route.body.kind === 'json' ? MAX_JSON_BYTES : route.body.maxBytes;
+      middleware.push(bodyWithin(limit, refuseBody(limit)));
     }
     app.openapi(openApiRoute(route, middleware), async (c) => {
       let raw: { bytes: Uint8Array; mediaType: string } | undefined;

@@ -21,7 +21,7 @@ import {
   defineRoute,
   type Family,
 } from './route.js';
-import { newId, pageOf, pageQuery, patchOf, recordId, recordMeta } from './schemas.js';
+import { newId, pageOf, pageQuery, patchOf, recordId, recordMeta, text } from './schemas.js';
 
 /** A record family's declaration. */
 export interface RecordFamilyOptions<S extends z.ZodObject> {
@@ -131,7 +131,7 @@ export function recordFamily<S extends z.ZodObject>(options: RecordFamilyOptions
   const listQuery = pageQuery.extend({
     ...(o.searchText === undefined
       ? {}
-      : { q: z.string().trim().min(1).max(100).optional().describe(`Text to search ${o.plural} for`) }),
+      : { q: text().trim().min(1).max(100).optional().describe(`Text to search ${o.plural} for`) }),
     ...(queryParent === undefined
       ? {}
       : {

@@ -4,10 +4,18 @@
  */
 import { normalizeDisplayName } from 'portcullis';
 import { z } from 'zod';
+import { noHostileCharacters } from '../edge/hostile-text.js';
+
+/**
+ * Any string a client sends, and the start of every other string schema here: NUL, unpaired
+ * surrogates and Unicode non-characters are refused (ABU-05, `edge/hostile-text.ts`), so the
+ * issue reads `body.title contains U+0000, which is not accepted (...)`. Formats that are not built
+ * from it (`z.email()`, `z.url()`) take the same check with `.check(noHostileCharacters)`.
+ */
+export const text = () => z.string().check(noHostileCharacters);
 
 /** A record id: `<prefix>_<chars>`, e.g. `crs_analytical_engines`. */
-export const recordId = z
-  .string()
+export const recordId = text()
   .regex(/^[a-z]{2,5}_[A-Za-z0-9_-]{1,64}$/, 'must be an id such as crs_analytical_engines')
   .describe('Record identifier');
 
@@ -17,38 +25,46 @@ export function newId(prefix: string): string {
 }
 
 /** A non-empty single-line string, trimmed. */
-export const title = (max = 200) => z.string().trim().min(1).max(max);
+export const title = (max = 200) => text().trim().min(1).max(max);
 
 /**
- * A person's name as others will see it (pages, the `name` claim): the library's
+ * A person's name as others will see it (pages, the `name` claim): hostile characters refused
+ * (stripping a NUL would hide what the client sent), then the library's
  * `normalizeDisplayName` (NFC, no control, bidi or zero-width characters, blanks folded), then at
  * least one visible character and at most `max`. The same rule the library applies to `client_name`.
  */
 export const displayName = (max = 100) =>
-  z
-    .string()
+  text()
     .max(max * 4)
     .overwrite(normalizeDisplayName)
     .min(1, 'must contain visible characters')
     .max(max);
 
 /** Long text (Markdown). */
-export const longText = (max = 20_000) => z.string().max(max);
+export const longText = (max = 20_000) => text().max(max);
 
 /** An amount in the currency's minor unit (cents). */
 export const priceCents = z.number().int().min(0).max(100_000_000).describe('Amount in cents');
 
 /** ISO 4217 code. */
-export const currency = z
-  .string()
+export const currency = text()
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
   .describe('ISO 4217 currency code');
 
 /** An instant, ISO 8601 with offset. */
-export const instant = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
+export const instant = z.iso
+  .datetime({ offset: true })
+  .check(noHostileCharacters)
+  .describe('ISO 8601 date-time');
 
 /** An https URL (no other scheme is shown to users). */
-export const httpsUrl = z.url({ protocol: /^https$/ }).max(2000);
+export const httpsUrl = z
+  .url({ protocol: /^https$/ })
+  .max(2000)
+  .check(noHostileCharacters);
+
+/** An email address, lower-cased. */
+export const email = () => z.email().check(noHostileCharacters).max(254).toLowerCase();
 
 /** `?limit=&cursor=`: every list is paginated by an opaque cursor. */
 export const pageQuery = z.strictObject({
@@ -59,8 +75,7 @@ export const pageQuery = z.strictObject({
     .max(100)
     .default(20)
     .describe('Items per page, 1 to 100 (default 20)'),
-  cursor: z
-    .string()
+  cursor: text()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be the next_cursor of a previous page')
     .optional()
     .describe('The next_cursor of the previous page'),

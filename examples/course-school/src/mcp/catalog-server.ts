@@ -2,12 +2,18 @@
  * The MCP server of `/mcp`: anonymous catalog reads (spec §1). Tools search courses, read one
  * with its curriculum outline, and list membership plans; the same data is offered as resources.
  * It reads the catalog through `api/catalog.ts`, like the REST routes, so both show the same thing.
+ * Arguments are checked like the API's fields (`text()`: no NUL, unpaired surrogate or
+ * non-character; `/mcp` refuses those in any string before a tool runs). A failed read is logged
+ * and answered with a generic message: the SDK sends a thrown error's message to the caller, and a
+ * database driver's message may quote the database, even the statement.
  * @module
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { courseOutline, publicPlans, publishedCourse, searchPublishedCourses } from '../api/catalog.js';
+import { logFailure } from '../api/errors.js';
+import { text } from '../api/schemas.js';
 import type { DataStore, StoredRecord } from '../data/store.js';
 import { buildPricingMd, formatPrice } from '../docs/pricing-md.js';
 
@@ -49,6 +55,25 @@ async function courseDetail(deps: CatalogServerDeps, id: string) {
   };
 }
 
+/**
+ * Runs one read of the catalog for a tool or a resource. A failure is logged once (one JSON line,
+ * never the statement or its parameters) under a request id, and the caller gets only that id in a
+ * generic message, never the error's own text.
+ *
+ * @param what - the tool or resource, for the log line
+ * @param read - the read
+ */
+async function reading<T>(what: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    const requestId = logFailure('POST', `/mcp ${what}`, error);
+    throw new Error(
+      `the catalog could not be read right now; try again shortly (request id ${requestId ?? 'none'})`,
+    );
+  }
+}
+
 type McpSdk = typeof import('@modelcontextprotocol/sdk/server/mcp.js');
 let sdk: Promise<McpSdk> | undefined;
 
@@ -82,13 +107,15 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
       description:
         'Search the published courses by words of their title or summary. Without a query, lists the catalog.',
       inputSchema: {
-        query: z.string().trim().max(100).optional().describe('Words to look for, e.g. "compiler"'),
+        query: text().trim().max(100).optional().describe('Words to look for, e.g. "compiler"'),
         limit: z.number().int().min(1).max(50).optional().describe('At most this many courses (default 20)'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ query, limit }) => {
-      const courses = await searchPublishedCourses(deps.data, query, limit ?? 20);
+      const courses = await reading('search_courses', () =>
+        searchPublishedCourses(deps.data, query, limit ?? 20),
+      );
       return result({ courses: courses.map((c) => courseSummary(c, deps.issuer)) });
     },
   );
@@ -100,12 +127,12 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
       description:
         'A published course with its description and curriculum outline (sections and lesson titles).',
       inputSchema: {
-        course_id: z.string().min(1).max(100).describe('The id from search_courses, e.g. crs_compilers'),
+        course_id: text().min(1).max(100).describe('The id from search_courses, e.g. crs_compilers'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ course_id }) => {
-      const course = await courseDetail(deps, course_id);
+      const course = await reading('get_course', () => courseDetail(deps, course_id));
       if (course === null) {
         return {
           isError: true,
@@ -124,7 +151,7 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async () => {
-      const plans = await publicPlans(deps.data);
+      const plans = await reading('list_membership_plans', () => publicPlans(deps.data));
       return result({
         plans: plans.map((p) => ({
           id: p.id,
@@ -142,7 +169,9 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
     'course',
     new ResourceTemplate(courseUri('{courseId}'), {
       list: async () => ({
-        resources: (await searchPublishedCourses(deps.data, undefined, 100)).map((c) => ({
+        resources: (
+          await reading('resources/list', () => searchPublishedCourses(deps.data, undefined, 100))
+        ).map((c) => ({
           uri: courseUri(c.id),
           name: String(c.data.title),
           mimeType: 'application/json',
@@ -152,7 +181,7 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
     { title: 'Course', description: 'A published course with its outline', mimeType: 'application/json' },
     async (uri, variables) => {
       const id = String(variables.courseId);
-      const course = await courseDetail(deps, id);
+      const course = await reading('resources/read', () => courseDetail(deps, id));
       if (course === null) throw new Error(`no published course ${id}`);
       return {
         contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(course, null, 2) }],
@@ -169,7 +198,7 @@ export async function createCatalogServer(deps: CatalogServerDeps): Promise<McpS
         {
           uri: uri.href,
           mimeType: 'text/markdown',
-          text: await buildPricingMd(deps.data, deps.title, deps.issuer),
+          text: await reading('resources/read', () => buildPricingMd(deps.data, deps.title, deps.issuer)),
         },
       ],
     }),

@@ -5,15 +5,20 @@
  * 1. `Origin` must be absent or allow-listed, else 403 (DNS rebinding: MCP transports, RS-10);
  * 2. only POST (no server-initiated stream in stateless mode): 405 otherwise (RS-11);
  * 3. a token, if sent, must be valid for resource `$ISSUER/mcp` (never silently anonymous, RS-03);
- * 4. the body is at most 256 KiB of JSON.
+ * 4. the body is at most 256 KiB of JSON (read to its end even when larger, so the client reads
+ *    the 413: `edge/body-limit.ts`);
+ * 5. no string of the message holds NUL, an unpaired surrogate or a non-character: 400 with a
+ *    JSON-RPC error naming where (ABU-05), so none reaches a tool, a resource or the database.
  * The SDK then answers protocol errors: 400 for a bad `MCP-Protocol-Version`, 202 for notifications.
  * @module
  */
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { hostileCharacter } from 'portcullis';
 import { toResponse } from 'portcullis/fetch';
 import type { BearerGuard } from '../auth/bearer-guard.js';
+import { bodyWithin } from '../edge/body-limit.js';
+import { hostileInJson } from '../edge/hostile-text.js';
 import { type CatalogServerDeps, createCatalogServer } from './catalog-server.js';
 
 type TransportModule = typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js');
@@ -41,8 +46,14 @@ export interface McpEndpointDeps extends CatalogServerDeps {
   readonly allowedOrigins: ReadonlySet<string>;
 }
 
-const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+const rpcError = (
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
@@ -78,7 +89,10 @@ const route: RouteConfig = createRoute({
       content: { 'application/json': { schema: { type: 'object' } } },
     },
     202: { description: 'Notification accepted' },
-    400: { description: 'Invalid JSON-RPC, or unsupported MCP-Protocol-Version' },
+    400: {
+      description:
+        'Invalid JSON-RPC, a string holding NUL, an unpaired surrogate or a non-character, or an unsupported MCP-Protocol-Version',
+    },
     401: {
       description: 'Invalid token (`invalid_token`)',
       headers: WWW_AUTHENTICATE,
@@ -87,6 +101,14 @@ const route: RouteConfig = createRoute({
     403: { description: 'Origin not allowed' },
   },
 });
+
+/** The request's id, when a response may echo it: a number, or a string without a hostile character. */
+function idOf(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const id = (body as { id?: unknown }).id;
+  if (typeof id === 'string') return hostileCharacter(id) === undefined ? id : null;
+  return typeof id === 'number' ? id : null;
+}
 
 /** The `/mcp` routes. */
 export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
@@ -105,7 +127,11 @@ export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
     {
       ...route,
       middleware: [
-        bodyLimit({ maxSize: MAX_MCP_BYTES, onError: () => rpcError(413, -32600, 'Request too large') }),
+        bodyWithin(MAX_MCP_BYTES, (_c, status) =>
+          status === 413
+            ? rpcError(413, -32600, 'Request too large')
+            : rpcError(400, -32700, 'Parse error: the body could not be read'),
+        ),
       ],
     },
     async (c: Context) => {
@@ -126,6 +152,12 @@ export function createMcpApp(deps: McpEndpointDeps): OpenAPIHono {
         body = JSON.parse(text);
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON');
+      }
+      const hostile = hostileInJson(body);
+      if (hostile !== undefined) {
+        // -32602 Invalid params when the string is in `params`; -32600 Invalid Request elsewhere.
+        const code = hostile.member === 'params' ? -32602 : -32600;
+        return rpcError(400, code, hostile.description, {}, idOf(body));
       }
 
       const [server, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([

@@ -59,7 +59,7 @@ export function pageHeaders(https: boolean): MiddlewareHandler {
 
 /** Where the navigation bar says who is signed in. */
 export interface PageOptions {
-  readonly status?: 200 | 400 | 401 | 403 | 404 | 429 | 503;
+  readonly status?: 200 | 400 | 401 | 403 | 404 | 413 | 429 | 503;
   readonly user?: { readonly name: string } | null;
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -82,4 +82,12 @@ export function page(
     'content-type': 'text/html; charset=utf-8',
     ...options.headers,
   });
+}
+
+/**
+ * The `400` page of a request that cannot be served as sent (a malformed form, a hostile character
+ * in a field or the query); `message` says what was wrong (it is escaped like any page text).
+ */
+export function badRequest(c: Context, message: string): Response | Promise<Response> {
+  return page(c, 'Bad request', html`<h1>Bad request</h1><p class="error">${message}</p>`, { status: 400 });
 }

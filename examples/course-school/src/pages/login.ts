@@ -16,9 +16,10 @@ import { z } from 'zod';
 import type { LoginGuard } from '../accounts/login-guard.js';
 import { verifyLogin } from '../accounts/passwords.js';
 import { type SessionManager, safeEqual } from '../accounts/sessions.js';
+import { text } from '../api/schemas.js';
 import type { DataStore } from '../data/store.js';
 import type { DemoAccount } from '../seed.js';
-import { type Html, type PageOptions, page } from './layout.js';
+import { badRequest, type Html, type PageOptions, page } from './layout.js';
 import { safeReturnTo } from './return-to.js';
 
 /** What the login pages need. */
@@ -60,35 +61,35 @@ function nonceFresh(nonce: string, now: number): boolean {
 }
 
 /**
- * Fields of the login form. A field sent twice arrives as an array and is refused (400); a missing
- * one is empty, so a missing token is refused like a wrong one (403).
+ * Fields of the login form. A field sent twice arrives as an array and is refused (400), and so is
+ * one holding NUL, an unpaired surrogate or a non-character (ABU-05: before the email reaches the
+ * database, which cannot store NUL); a missing one is empty, so a missing token is refused like a
+ * wrong one (403).
  */
 const loginForm = z.object({
-  email: z.string().max(1000).default(''),
-  password: z.string().max(1000).default(''),
-  csrf_token: z.string().max(100).default(''),
-  return_to: z.string().max(8000).optional(),
+  email: text().max(1000).default(''),
+  password: text().max(1000).default(''),
+  csrf_token: text().max(100).default(''),
+  return_to: text().max(8000).optional(),
 });
 
-/** Fields of the forms of a session (sign-out, revoke). */
+/** Fields of the forms of a session (sign-out, revoke), checked like the login form's. */
 export const sessionForm = z.object({
-  csrf_token: z.string().max(100).default(''),
-  grant_id: z.string().max(200).optional(),
+  csrf_token: text().max(100).default(''),
+  grant_id: text().max(200).optional(),
 });
 
-/** A form validator that refuses a malformed form with a page. */
+/**
+ * A form validator that refuses a malformed form with a 400 page naming the first problem
+ * (`email contains U+0000, which is not accepted (...)`).
+ */
 export function formOf<S extends z.ZodType>(schema: S) {
   return validator('form', (value, c) => {
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data as z.output<S>;
-    return page(
-      c,
-      'Bad request',
-      html`<h1>Bad request</h1><p class="error">The form was not filled in as expected.</p>`,
-      {
-        status: 400,
-      },
-    );
+    const issue = parsed.error.issues[0];
+    const problem = issue === undefined ? '' : `: ${issue.path.map(String).join('.')} ${issue.message}`;
+    return badRequest(c, `The form was not filled in as expected${problem}.`);
   });
 }
 

@@ -4,10 +4,10 @@
  * @module
  */
 import { z } from 'zod';
-import { httpsUrl } from '../schemas.js';
+import { httpsUrl, text } from '../schemas.js';
 import { singleton } from '../singleton.js';
 
-const color = z.string().regex(/^#[0-9a-f]{6}$/, 'must be a colour such as #1d4ed8');
+const color = text().regex(/^#[0-9a-f]{6}$/, 'must be a colour such as #1d4ed8');
 
 /** The appearance family. */
 export const appearance = singleton({

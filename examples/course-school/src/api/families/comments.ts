@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { title } from '../schemas.js';
+import { text, title } from '../schemas.js';
 
 /** The comments family. */
 export const comments = recordFamily({
@@ -18,7 +18,7 @@ export const comments = recordFamily({
   plural: 'comments',
   schema: z.strictObject({
     author_name: title(100),
-    body: z.string().min(1).max(5000),
+    body: text().min(1).max(5000),
     status: z.enum(['pending', 'approved']),
   }),
   readScope: 'comments:read',

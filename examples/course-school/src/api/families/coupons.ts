@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { instant } from '../schemas.js';
+import { instant, text } from '../schemas.js';
 
 /** The coupons family. */
 export const coupons = recordFamily({
@@ -16,7 +16,7 @@ export const coupons = recordFamily({
   singular: 'coupon',
   plural: 'coupons',
   schema: z.strictObject({
-    code: z.string().regex(/^[A-Z0-9_-]{3,32}$/, 'must be 3 to 32 of A-Z, 0-9, _ and -'),
+    code: text().regex(/^[A-Z0-9_-]{3,32}$/, 'must be 3 to 32 of A-Z, 0-9, _ and -'),
     percent_off: z.number().int().min(1).max(100),
     valid_until: instant.nullable().default(null),
     max_redemptions: z.number().int().min(1).nullable().default(null),

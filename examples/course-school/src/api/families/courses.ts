@@ -7,15 +7,14 @@ import { courseOutline } from '../catalog.js';
 import { ApiError, json } from '../errors.js';
 import { canSee, recordFamily } from '../record-family.js';
 import { defineRoute } from '../route.js';
-import { currency, longText, priceCents, recordId, title } from '../schemas.js';
+import { currency, longText, priceCents, recordId, text, title } from '../schemas.js';
 
 const fields = z.strictObject({
   title: title(),
-  slug: z
-    .string()
+  slug: text()
     .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be lower-case words joined by -')
     .max(100),
-  summary: z.string().trim().max(500).default(''),
+  summary: text().trim().max(500).default(''),
   description: longText().default(''),
   level: z.enum(['beginner', 'intermediate', 'advanced']).default('beginner'),
   price_cents: priceCents,

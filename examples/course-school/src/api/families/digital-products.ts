@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { currency, longText, priceCents, title } from '../schemas.js';
+import { currency, longText, priceCents, text, title } from '../schemas.js';
 
 /** The digital-products family. */
 export const digitalProducts = recordFamily({
@@ -20,7 +20,7 @@ export const digitalProducts = recordFamily({
     description: longText(5000).default(''),
     price_cents: priceCents,
     currency,
-    file_name: z.string().regex(/^[\w.-]{1,100}$/, 'must be a plain file name'),
+    file_name: text().regex(/^[\w.-]{1,100}$/, 'must be a plain file name'),
     status: z.enum(['draft', 'published']).default('draft'),
   }),
   readScope: 'digital_products:read',

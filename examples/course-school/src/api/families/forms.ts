@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { title } from '../schemas.js';
+import { text, title } from '../schemas.js';
 
 /** The forms family. */
 export const forms = recordFamily({
@@ -20,7 +20,7 @@ export const forms = recordFamily({
     fields: z
       .array(
         z.strictObject({
-          name: z.string().regex(/^[a-z_]{1,40}$/),
+          name: text().regex(/^[a-z_]{1,40}$/),
           label: title(100),
           type: z.enum(['text', 'email', 'textarea', 'checkbox']),
           required: z.boolean(),

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { title } from '../schemas.js';
+import { email, title } from '../schemas.js';
 
 /** The members family. */
 export const members = recordFamily({
@@ -17,7 +17,7 @@ export const members = recordFamily({
   plural: 'members',
   schema: z.strictObject({
     name: title(),
-    email: z.email().max(254).toLowerCase(),
+    email: email(),
     role: z.enum(['admin', 'editor', 'support']),
   }),
   readScope: 'members:read',

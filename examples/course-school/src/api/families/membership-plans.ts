@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { currency, longText, priceCents, title } from '../schemas.js';
+import { currency, longText, priceCents, text, title } from '../schemas.js';
 
 /** The membership-plans family. */
 export const membershipPlans = recordFamily({
@@ -21,7 +21,7 @@ export const membershipPlans = recordFamily({
     price_cents: priceCents,
     currency,
     interval: z.enum(['month', 'year', 'once']),
-    features: z.array(z.string().trim().min(1).max(200)).max(30).default([]),
+    features: z.array(text().trim().min(1).max(200)).max(30).default([]),
     visibility: z
       .enum(['public', 'private'])
       .default('public')

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { currency, priceCents, recordId, title } from '../schemas.js';
+import { currency, priceCents, recordId, text, title } from '../schemas.js';
 
 /** The orders family. */
 export const orders = recordFamily({
@@ -29,7 +29,7 @@ export const orders = recordFamily({
       .min(1),
     total_cents: priceCents,
     currency,
-    coupon_code: z.string().nullable().default(null),
+    coupon_code: text().nullable().default(null),
     status: z.enum(['pending', 'paid', 'refunded']),
   }),
   readScope: 'orders:read',

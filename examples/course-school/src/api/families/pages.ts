@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { longText, title } from '../schemas.js';
+import { longText, text, title } from '../schemas.js';
 
 /** The pages family. */
 export const pages = recordFamily({
@@ -16,8 +16,7 @@ export const pages = recordFamily({
   singular: 'page',
   plural: 'pages',
   schema: z.strictObject({
-    slug: z
-      .string()
+    slug: text()
       .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be lower-case words joined by -')
       .max(100),
     title: title(),

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { recordFamily } from '../record-family.js';
-import { instant, longText, title } from '../schemas.js';
+import { instant, longText, text, title } from '../schemas.js';
 
 /** The posts family. */
 export const posts = recordFamily({
@@ -21,7 +21,7 @@ export const posts = recordFamily({
     status: z.enum(['draft', 'published']).default('draft'),
     published_at: instant.nullable().default(null),
     tags: z
-      .array(z.string().regex(/^[a-z0-9-]{1,30}$/))
+      .array(text().regex(/^[a-z0-9-]{1,30}$/))
       .max(10)
       .default([]),
   }),

@@ -3,7 +3,7 @@
  * @module
  */
 import { z } from 'zod';
-import { currency, title } from '../schemas.js';
+import { currency, email, longText, text, title } from '../schemas.js';
 import { singleton } from '../singleton.js';
 
 /** The school family. */
@@ -14,13 +14,14 @@ export const school = singleton({
   name: 'school',
   schema: z.strictObject({
     name: title(100),
-    tagline: z.string().trim().max(200).default(''),
-    description: z.string().max(5000).default(''),
-    contact_email: z.email().max(254),
+    tagline: text().trim().max(200).default(''),
+    description: longText(5000).default(''),
+    contact_email: email(),
     currency,
-    timezone: z
-      .string()
-      .regex(/^[A-Za-z_]+(\/[A-Za-z_+-]+)*$/, 'must be an IANA time zone such as Europe/London'),
+    timezone: text().regex(
+      /^[A-Za-z_]+(\/[A-Za-z_+-]+)*$/,
+      'must be an IANA time zone such as Europe/London',
+    ),
   }),
   read: { scope: 'school:read', access: 'user' },
   write: { scope: 'school:write', access: 'owner' },

@@ -10,7 +10,7 @@ import type { DataStore } from '../../data/store.js';
 import { ApiError, json, noContent } from '../errors.js';
 import { present } from '../record-family.js';
 import { API_PREFIX, type ApiRoute, defineRoute } from '../route.js';
-import { instant, newId, pageOf, pageQuery, recordId } from '../schemas.js';
+import { instant, newId, pageOf, pageQuery, recordId, text } from '../schemas.js';
 
 /** Largest upload. */
 export const MAX_UPLOAD_BYTES = 1024 * 1024;
@@ -50,8 +50,7 @@ export const storageRoutes: ApiRoute[] = [
     summary: 'Upload a file',
     description: 'The request body is the file; its Content-Type is kept. At most 1 MiB.',
     query: z.strictObject({
-      name: z
-        .string()
+      name: text()
         .regex(/^[\w.-]{1,100}$/, 'must be a plain file name')
         .describe('File name, e.g. logo.png'),
     }),

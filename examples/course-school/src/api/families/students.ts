@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import { recordFamily } from '../record-family.js';
-import { recordId, title } from '../schemas.js';
+import { email, recordId, title } from '../schemas.js';
 
 /** The students family. */
 export const students = recordFamily({
@@ -18,7 +18,7 @@ export const students = recordFamily({
   plural: 'students',
   schema: z.strictObject({
     name: title(),
-    email: z.email().max(254).toLowerCase(),
+    email: email(),
     status: z.enum(['active', 'suspended']).default('active'),
     enrolled_course_ids: z.array(recordId).max(500).default([]),
   }),
