@@ -69,7 +69,6 @@ export const DEFAULTS = deepFreeze({
     pendingAuthorizationTtlSeconds: 600,
     accessTokenFormat: 'jwt',
     refreshGraceSeconds: 10,
-    codeGraceSeconds: 10,
     idTokenOnRefresh: false,
   },
   keys: { idTokenAlg: 'RS256', accessTokenAlg: 'ES256', refreshIntervalSeconds: 60 },

@@ -39,7 +39,6 @@ import { checkRegisteredRedirectUri } from './protocol/redirect-uri.js';
 import { createScopePolicy, type ScopePolicy } from './scopes/policy.js';
 import { missingStorageMethods } from './storage/shape.js';
 import type { ClientMetadata, Storage } from './storage/types.js';
-import { STORAGE_RETRY_AFTER_SECONDS } from './storage/unavailable.js';
 
 // What the host's callbacks receive, and the defaults, are part of the options' public surface.
 export type { AuthenticatedUser, ConsentPageContext, LoginRedirectContext, UserClaims } from './callbacks.js';
@@ -215,23 +214,6 @@ const tokensSchema = z.strictObject({
     .min(0)
     .max(60, because('a grace is for retries, not reuse'))
     .default(DEFAULTS.tokens.refreshGraceSeconds),
-  /**
-   * Seconds after a code's redemption during which the same exchange presented again (same
-   * client, `redirect_uri`, `code_verifier`, `resource`s and DPoP key) gets the same token response
-   * instead of revoking the grant as a replay: a client whose response was lost (a storage failure
-   * after the commit) keeps its grant. The window opens `STORAGE_RETRY_AFTER_SECONDS` (2 s, the
-   * `Retry-After` of a storage failure) after the redemption: anything sooner is concurrent with
-   * it, a replay. 0 turns it off; otherwise 3 to 20, so that a replay 30 s later always revokes.
-   */
-  codeGraceSeconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(20, because('a code replayed 30 s later must still revoke its grant'))
-    .refine((value) => value === 0 || value > STORAGE_RETRY_AFTER_SECONDS, {
-      error: `must be 0 (off) or more than ${STORAGE_RETRY_AFTER_SECONDS}: the window opens ${STORAGE_RETRY_AFTER_SECONDS} s after the redemption`,
-    })
-    .default(DEFAULTS.tokens.codeGraceSeconds),
   /** Issue a new ID token on refresh (OIDC Core §12.2 makes it optional). */
   idTokenOnRefresh: z.boolean().default(DEFAULTS.tokens.idTokenOnRefresh),
 });

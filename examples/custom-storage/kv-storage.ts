@@ -252,11 +252,10 @@ export function kvStorage(kv: KeyValueStore): Storage {
           : null;
       },
       // #region redeem
-      redeem: ({ codeHash, grant, accessToken, refreshToken, sealedResponse, now }) =>
-        // ATOMIC: one commit marks the code consumed (keeping the grant's sealed response with it)
-        // and writes the grant with its tokens, on the condition that the code is unchanged since
-        // read. Of concurrent redeemers one commits; the others retry, find the code consumed, and
-        // are told it is a replay.
+      redeem: ({ codeHash, grant, accessToken, refreshToken, now }) =>
+        // ATOMIC: one commit marks the code consumed and writes the grant with its tokens, on the
+        // condition that the code is unchanged since read. Of concurrent redeemers one commits; the
+        // others retry, find the code consumed, and are told it is a replay.
         atomically<RedeemResult>(async () => {
           const found = await read<AuthorizationCodeRecord>(keys.code(codeHash));
           const code = found?.record;
@@ -272,11 +271,7 @@ export function kvStorage(kv: KeyValueStore): Storage {
           return {
             checks: [at(keys.code(codeHash), found.version), at(keys.grant(grant.grantId), null)],
             writes: [
-              put(keys.code(codeHash), {
-                ...code,
-                consumedAt: now,
-                ...(sealedResponse === undefined ? {} : { sealedResponse }),
-              }),
+              put(keys.code(codeHash), { ...code, consumedAt: now }),
               put(keys.grant(grant.grantId), grant),
               put(keys.userGrant(grant.userId, grant.grantId), grant.grantId),
               put(keys.access(accessToken.tokenHash), accessToken),

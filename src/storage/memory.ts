@@ -207,7 +207,7 @@ export function memoryStorage(): Storage {
           code.consumedAt === undefined ? code.expiresAt : code.expiresAt + CODE_TOMBSTONE_SECONDS;
         return until > now ? code : null;
       },
-      async redeem({ codeHash, grant, accessToken, refreshToken, sealedResponse, now }) {
+      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
         const code = codes.get(codeHash);
         if (code === undefined) return { outcome: 'invalid' };
         if (code.consumedAt !== undefined) {
@@ -216,11 +216,7 @@ export function memoryStorage(): Storage {
         }
         if (code.expiresAt <= now || grant.grantId !== code.grantId) return { outcome: 'invalid' };
         if (grants.has(grant.grantId)) throw new Error(`grant ${grant.grantId} already exists`);
-        codes.set(codeHash, {
-          ...code,
-          consumedAt: now,
-          ...(sealedResponse === undefined ? {} : { sealedResponse }),
-        });
+        codes.set(codeHash, { ...code, consumedAt: now });
         const entry: GrantEntry = { record: grant, accessTokens: new Set(), refreshTokens: new Set() };
         grants.set(grant.grantId, entry);
         const byUser = grantsByUser.get(grant.userId) ?? new Set<string>();

@@ -6,9 +6,7 @@
  *
  * Reads and idempotent writes are tried once more on another connection. The atomic steps are tried
  * once more and recognise their own commit (a redemption finds its access token, a rotation its
- * successor, a completion its code) instead of reporting a replay. When the repetition breaks too,
- * the call fails as unavailable; a redemption that committed has kept the grant's sealed response
- * with the code, which the grant answers the client's retry with. Consuming a pending
+ * successor, a completion its code) instead of reporting a replay. Consuming a pending
  * authorization is never repeated: its answer is the record it removed.
  */
 import pg from 'pg';
@@ -148,27 +146,6 @@ describe.skipIf(postgres === undefined)('lost answers on PostgreSQL', () => {
       expect(await storage.grants.addAccessToken(extra, NOW)).toBe(true);
     });
   }
-
-  it('FLT-02 a code redemption whose answer is lost twice fails as unavailable, committed: the code reads consumed with its sealed response, for the grant to answer a retry', async () => {
-    const code = fixtures.code();
-    await storage.codes.create(code);
-    const grant = fixtures.grantOf(code);
-    const sealedResponse = fixtures.sealedResponse();
-    const redemption = { codeHash: code.codeHash, grant, accessToken: fixtures.accessToken(grant), now: NOW };
-    fail(/^WITH code AS/, 'after', { times: 2 });
-    const failure = await storage.codes
-      .redeem({ ...redemption, sealedResponse })
-      .catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageUnavailableError);
-    expect((failure as StorageUnavailableError).mayHaveApplied).toBe(true);
-    expect(sent.filter((text) => text.startsWith('WITH code AS'))).toHaveLength(2);
-    expect(await storage.codes.get(code.codeHash, NOW + 2)).toEqual({
-      ...code,
-      consumedAt: NOW,
-      sealedResponse,
-    });
-    expect(await storage.grants.getAccessToken(redemption.accessToken.tokenHash, NOW + 2)).not.toBeNull();
-  });
 
   it('a read whose connection breaks is read again on another connection', async () => {
     const { accessToken } = await seedGrant(storage);

@@ -219,7 +219,6 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
-      { version: 6 },
     ]);
   });
 });

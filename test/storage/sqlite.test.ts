@@ -203,56 +203,6 @@ describe('SQLite storage', () => {
     expect(existsSync(join(dataDir, SQLITE_FILE_NAME))).toBe(false);
   });
 
-  it('version 3 to 4: a code consumed before reads as consumed without a sealed response; a redemption after keeps one', async () => {
-    const db = await openDatabaseImpl({ path: scratch.file('v3.sqlite') });
-    try {
-      expect(migrateSqlite(db, NOW, { target: 3 }).toVersion).toBe(3);
-      const consumed = fixtures.code({ consumedAt: NOW });
-      const waiting = fixtures.code();
-      for (const c of [consumed, waiting]) {
-        db.run(
-          `INSERT INTO portcullis_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri,
-             redirect_uri_sent, code_challenge, code_challenge_method, scope, resources, nonce, auth_time,
-             created_at, expires_at, consumed_at)
-           VALUES (?, ?, ?, ?, ?, 1, ?, 'S256', ?, ?, ?, ?, ?, ?, ?)`,
-          c.codeHash,
-          c.grantId,
-          c.clientId,
-          c.userId,
-          c.redirectUri,
-          c.codeChallenge,
-          JSON.stringify(c.scope),
-          JSON.stringify(c.resources),
-          c.nonce ?? null,
-          c.authTime,
-          c.createdAt,
-          c.expiresAt,
-          c.consumedAt ?? null,
-        );
-      }
-      expect(migrateSqlite(db, NOW)).toEqual({ fromVersion: 3, toVersion: 4, applied: [4] });
-      const storage = sqliteStorage({ database: db });
-      expect(await storage.codes.get(consumed.codeHash, NOW)).toEqual(consumed);
-      const grant = fixtures.grantOf(waiting);
-      const sealedResponse = fixtures.sealedResponse();
-      const accessToken = fixtures.accessToken(grant);
-      await storage.codes.redeem({
-        codeHash: waiting.codeHash,
-        grant,
-        accessToken,
-        sealedResponse,
-        now: NOW,
-      });
-      expect(await storage.codes.get(waiting.codeHash, NOW)).toEqual({
-        ...waiting,
-        consumedAt: NOW,
-        sealedResponse,
-      });
-    } finally {
-      db.close();
-    }
-  });
-
   it('applies a later migration in place: the rows stay, the version advances, a second run does nothing', async () => {
     const db = await openDatabaseImpl({ path: scratch.file('migrate.sqlite') });
     try {
@@ -408,15 +358,7 @@ describe('moving from PGlite (docs/storage.md, "Moving from PGlite")', () => {
     const grant = fixtures.grantOf(used);
     const accessToken = fixtures.accessToken(grant);
     const refreshToken = fixtures.refreshToken(grant);
-    const sealedResponse = fixtures.sealedResponse();
-    await source.codes.redeem({
-      codeHash: used.codeHash,
-      grant,
-      accessToken,
-      refreshToken,
-      sealedResponse,
-      now: NOW,
-    });
+    await source.codes.redeem({ codeHash: used.codeHash, grant, accessToken, refreshToken, now: NOW });
     const rotation = rotationOf(grant, refreshToken, NOW + 5, 'sealed');
     await source.grants.rotateRefreshToken(rotation);
     const consent = {
@@ -450,11 +392,7 @@ describe('moving from PGlite (docs/storage.md, "Moving from PGlite")', () => {
       expect(await target.clients.get(client.clientId, NOW)).toEqual(client);
       expect(await target.interactions.get(pending.idHash, NOW)).toEqual(pending);
       expect(await target.codes.get(unused.codeHash, NOW)).toEqual(unused);
-      expect(await target.codes.get(used.codeHash, NOW)).toEqual({
-        ...used,
-        consumedAt: NOW,
-        sealedResponse,
-      });
+      expect(await target.codes.get(used.codeHash, NOW)).toEqual({ ...used, consumedAt: NOW });
       expect(await target.grants.get(grant.grantId)).toEqual(grant);
       expect(await target.grants.getAccessToken(rotation.accessToken.tokenHash, NOW + 5)).toEqual(
         rotation.accessToken,

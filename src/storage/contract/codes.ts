@@ -1,7 +1,6 @@
 /**
  * The authorization codes aggregate: single-use codes (RFC 6749 §4.1.2) and, once redeemed, their
- * tombstones, which let a late replay find the grant it must revoke and a retry find its sealed
- * token response.
+ * tombstones, which let a late replay find the grant it must revoke.
  * @module
  */
 import type { AccessTokenRecord, GrantRecord, GrantStore, RefreshTokenRecord } from './grants.js';
@@ -62,14 +61,6 @@ export interface AuthorizationCodeRecord {
   readonly expiresAt: number;
   /** Set (epoch seconds) once the code has been redeemed; the record then stays as a tombstone. */
   readonly consumedAt?: number;
-  /**
-   * Set with `consumedAt` when the redemption carried one ({@link CodeRedemption.sealedResponse}):
-   * the token response of the redemption, sealed by the grant under a key derived from the code
-   * and its verifier, which storage never holds (it has only the code's hash). Opaque to storage:
-   * kept as given and returned with the tombstone, so that a client whose response was lost can be
-   * answered again; deleted with the tombstone.
-   */
-  readonly sealedResponse?: string;
 }
 
 /**
@@ -96,12 +87,6 @@ export interface CodeRedemption {
   readonly grant: GrantRecord;
   readonly accessToken: AccessTokenRecord;
   readonly refreshToken?: RefreshTokenRecord;
-  /**
-   * The token response sealed for a retry (see {@link AuthorizationCodeRecord.sealedResponse}):
-   * stored with the consumed code in the same atomic step. Absent when the grant keeps none (its
-   * retry window is off).
-   */
-  readonly sealedResponse?: string;
   /** Epoch seconds: becomes the code's `consumedAt`. */
   readonly now: number;
 }
@@ -156,24 +141,20 @@ export interface CodeStore {
   /**
    * The code, for checking its bindings before redeeming it:
    * - not consumed and `expiresAt > now` → the record;
-   * - consumed and `now < expiresAt + CODE_TOMBSTONE_SECONDS` → the record with `consumedAt` and,
-   *   when the redemption stored one, `sealedResponse` exactly as stored (a tombstone: a replay,
-   *   even a late one, finds the grant to revoke; a retry finds its sealed response);
+   * - consumed and `now < expiresAt + CODE_TOMBSTONE_SECONDS` → the record with `consumedAt` (a
+   *   tombstone: a replay, even a late one, finds the grant to revoke);
    * - otherwise (unknown, expired unconsumed, tombstone past) → `null`.
    */
   get(codeHash: string, now: number): Promise<AuthorizationCodeRecord | null>;
   /**
-   * ATOMIC, all or nothing: marks the code consumed at `now`, keeps `sealedResponse` (when given)
-   * with it, AND stores the grant with its access token and refresh token, when the code is
-   * neither consumed nor expired: `redeemed`. Already consumed (tombstone still kept): `replayed`
-   * with its grant id, nothing written (the winner's sealed response is never replaced).
-   * Otherwise `invalid`, nothing written.
+   * ATOMIC, all or nothing: marks the code consumed at `now` AND stores the grant with its access
+   * token and refresh token, when the code is neither consumed nor expired: `redeemed`. Already
+   * consumed (tombstone still kept): `replayed` with its grant id, nothing written. Otherwise
+   * `invalid`, nothing written.
    *
    * Of any number of concurrent callers presenting the same code (across instances for a shared
    * adapter), exactly one gets `redeemed` and every other one `replayed`. It never revokes
-   * anything, and never judges a retry: whether a consumed code presented again is a replay (revoke
-   * with {@link GrantStore.revoke}) or a retry (answer with the sealed response) is the grant's
-   * decision, on the facts `get` returns (`consumedAt`, `sealedResponse`).
+   * anything: that is the grant's decision ({@link GrantStore.revoke}).
    */
   redeem(redemption: CodeRedemption): Promise<RedeemResult>;
 }

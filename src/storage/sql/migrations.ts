@@ -199,17 +199,6 @@ const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${s}.refresh_tokens ADD COLUMN IF NOT EXISTS dpop_jkt text`,
     ],
   },
-  {
-    // Schema 6 keeps, with a consumed code, the token response its redemption gave, sealed by the
-    // grant under a key derived from the code and its verifier (storage cannot open it): a client
-    // whose response was lost retries with the same code and gets the same tokens instead of
-    // having its grant revoked as a replay. A nullable column without a default: adding it rewrites
-    // nothing, and the previous release runs unchanged on this schema (it never writes the column,
-    // and a code it redeemed has no sealed response: a retry of it is a replay, as before).
-    version: 6,
-    name: 'sealed token response of a redeemed code',
-    statements: (s) => [`ALTER TABLE ${s}.authorization_codes ADD COLUMN IF NOT EXISTS sealed_response text`],
-  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -281,7 +270,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 6, applied: [1, 2, 3, 4, 5, 6] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 4, 5] }
  * ```
  */
 export async function migrateSchema(

@@ -157,11 +157,10 @@ export class SqlStorage implements Storage {
         const row = await first<CodeRow>(sql.getAuthorizationCode, [codeHash, now]);
         return row === undefined ? null : authorizationCodesTable.record(row);
       },
-      async redeem({ codeHash, grant, accessToken, refreshToken, sealedResponse, now }) {
+      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
         const params = [
           now,
           codeHash,
-          sealedResponse ?? null,
           ...grantsTable.params(grant),
           ...accessTokensTable.params(accessToken),
         ];

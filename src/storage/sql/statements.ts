@@ -64,15 +64,14 @@ export function storageStatements(schema: string) {
   // `consumed_at IS NULL` on the updated row and matches nothing); the grant is inserted only from
   // the row it returned, and the tokens only from the grant row. The foreign keys are checked at
   // the end of the statement, when the grant row exists. Any failure undoes all of it.
-  // The grant's sealed token response is kept on the consumed code by the same update.
-  // Parameters: $1 now, $2 code_hash, $3 sealed_response (or null), then the grant's columns
-  // (grant_id first), the access token's, and the refresh token's.
-  const grantFirst = 4;
+  // Parameters: $1 now, $2 code_hash, then the grant's columns (grant_id first), the access token's,
+  // and the refresh token's.
+  const grantFirst = 3;
   const accessFirst = grantFirst + grantCols.length;
   const refreshFirst = accessFirst + accessCols.length;
   const redeem = (withRefresh: boolean) =>
     statement(`WITH code AS (
-      UPDATE ${codes} SET consumed_at = $1, sealed_response = $3::text
+      UPDATE ${codes} SET consumed_at = $1
       WHERE code_hash = $2 AND grant_id = $${grantFirst}::text AND consumed_at IS NULL AND expires_at > $1
       RETURNING grant_id
     ), g AS (
@@ -208,9 +207,9 @@ export function storageStatements(schema: string) {
     getAuthorizationCode: statement(`SELECT ${codeCols.list()} FROM ${codes}
       WHERE code_hash = $1
         AND expires_at > $2::bigint - CASE WHEN consumed_at IS NULL THEN 0 ELSE ${CODE_TOMBSTONE_SECONDS} END`),
-    /** now, code_hash, sealed_response, then grant, access token columns (see `redeem` above) */
+    /** now, code_hash, then grant, access token columns (see `redeem` above) */
     redeemCode: redeem(false),
-    /** now, code_hash, sealed_response, then grant, access token, refresh token columns */
+    /** now, code_hash, then grant, access token, refresh token columns */
     redeemCodeWithRefreshToken: redeem(true),
     /** $1 code_hash: whether the code exists (after a lost answer: did our completion commit?). */
     codeExists: statement(`SELECT 1 AS found FROM ${codes} WHERE code_hash = $1`),

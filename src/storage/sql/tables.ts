@@ -172,8 +172,6 @@ export interface CodeRow {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
-  /** Schema version 6; absent from a row read from an older schema (an import). */
-  sealed_response?: string | null;
 }
 
 /** Authorization codes and their consumed tombstones. */
@@ -195,7 +193,6 @@ export const authorizationCodesTable: Table<AuthorizationCodeRecord, CodeRow> = 
     ['created_at', 'bigint'],
     ['expires_at', 'bigint'],
     ['consumed_at', 'bigint'],
-    ['sealed_response', 'text'],
   ]),
   params: (c) => [
     c.codeHash,
@@ -213,7 +210,6 @@ export const authorizationCodesTable: Table<AuthorizationCodeRecord, CodeRow> = 
     c.createdAt,
     c.expiresAt,
     c.consumedAt ?? null,
-    c.sealedResponse ?? null,
   ],
   record: (r) => ({
     codeHash: r.code_hash,
@@ -231,7 +227,6 @@ export const authorizationCodesTable: Table<AuthorizationCodeRecord, CodeRow> = 
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     ...optional('consumedAt', r.consumed_at),
-    ...optional('sealedResponse', r.sealed_response ?? null),
   }),
 };
 

@@ -134,7 +134,6 @@ export interface CodeRow {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
-  sealed_response: string | null;
 }
 
 export const CODE_COLUMNS = columns([
@@ -153,7 +152,6 @@ export const CODE_COLUMNS = columns([
   'created_at',
   'expires_at',
   'consumed_at',
-  'sealed_response',
 ]);
 
 export const codeParams = (c: AuthorizationCodeRecord): SqliteValue[] => [
@@ -172,7 +170,6 @@ export const codeParams = (c: AuthorizationCodeRecord): SqliteValue[] => [
   c.createdAt,
   c.expiresAt,
   c.consumedAt ?? null,
-  c.sealedResponse ?? null,
 ];
 
 export const codeRecord = (r: CodeRow): AuthorizationCodeRecord => ({
@@ -191,7 +188,6 @@ export const codeRecord = (r: CodeRow): AuthorizationCodeRecord => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
   ...optional('consumedAt', r.consumed_at),
-  ...optional('sealedResponse', r.sealed_response),
 });
 
 // ---- grants ------------------------------------------------------------------------------------

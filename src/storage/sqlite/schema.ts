@@ -182,14 +182,6 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `ALTER TABLE ${T.refresh} ADD COLUMN dpop_jkt TEXT`,
     ],
   },
-  {
-    // The token response a code's redemption gave, kept with the consumed code, sealed by the grant
-    // under a key derived from the code and its verifier (storage cannot open it), for a client that
-    // retries after losing it. Adding a nullable column rewrites nothing.
-    version: 4,
-    name: 'sealed token response of a redeemed code',
-    statements: [`ALTER TABLE ${T.codes} ADD COLUMN sealed_response TEXT`],
-  },
 ];
 
 /** The schema version this release of the library expects. */

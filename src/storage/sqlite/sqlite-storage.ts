@@ -186,18 +186,10 @@ export class SqliteStorage implements Storage {
           const row = db.get<CodeRow>(SQL.getCode, codeHash, now);
           return row === undefined ? null : codeRecord(row);
         }),
-      redeem: ({ codeHash, grant, accessToken, refreshToken, sealedResponse, now }) =>
+      redeem: ({ codeHash, grant, accessToken, refreshToken, now }) =>
         step((db) =>
           db.transaction(() => {
-            const consumed = db.run(
-              SQL.consumeCode,
-              now,
-              sealedResponse ?? null,
-              codeHash,
-              grant.grantId,
-              now,
-            );
-            if (changed(consumed)) {
+            if (changed(db.run(SQL.consumeCode, now, codeHash, grant.grantId, now))) {
               db.run(SQL.createGrant, ...grantParams(grant));
               db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
               if (refreshToken !== undefined)

@@ -73,13 +73,13 @@ export const SQL = {
   completePending: `DELETE FROM ${pending} WHERE id_hash = ? AND expires_at > ?`,
 
   // ---- authorization codes ---------------------------------------------------------------------
-  createCode: `INSERT INTO ${codes} (${CODE_COLUMNS}) VALUES (${placeholders(16)})`,
+  createCode: `INSERT INTO ${codes} (${CODE_COLUMNS}) VALUES (${placeholders(15)})`,
   /** code_hash, now: an active code, or a consumed one until its tombstone time. */
   getCode: `SELECT ${CODE_COLUMNS} FROM ${codes}
     WHERE code_hash = ?
       AND expires_at > ? - CASE WHEN consumed_at IS NULL THEN 0 ELSE ${CODE_TOMBSTONE_SECONDS} END`,
-  /** now, sealed_response, code_hash, grant_id, now: the commit point of a redemption. */
-  consumeCode: `UPDATE ${codes} SET consumed_at = ?, sealed_response = ?
+  /** now, code_hash, grant_id, now: the commit point of a redemption. */
+  consumeCode: `UPDATE ${codes} SET consumed_at = ?
     WHERE code_hash = ? AND grant_id = ? AND consumed_at IS NULL AND expires_at > ?`,
   /** code_hash: why a redemption matched nothing. */
   codeState: `SELECT grant_id, consumed_at, expires_at FROM ${codes} WHERE code_hash = ?`,

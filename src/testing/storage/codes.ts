@@ -1,6 +1,6 @@
 /**
  * The kit's tests of the codes aggregate (`CodeStore`): single use, redemption all or nothing,
- * tombstones that outlive the code's expiry, and the sealed token response kept with them.
+ * tombstones that outlive the code's expiry.
  * @module
  */
 import { CODE_TOMBSTONE_SECONDS, type Storage } from '../../storage/types.js';
@@ -74,47 +74,6 @@ export function codesSuite(kit: Kit): void {
         expect(await storage.grants.getAccessToken(again.tokenHash, NOW + 5)).toBeNull();
         // Revoking is the grant's decision, not the storage's.
         expect(await storage.grants.getAccessToken(accessToken.tokenHash, NOW + 5)).not.toBeNull();
-      },
-    );
-
-    kit.test(
-      'FLT-02 redeem keeps the sealed response with the consumed code, exactly as given; get returns it with consumedAt, through the tombstone',
-      async ({ storage }) => {
-        const { code, grant, accessToken, refreshToken } = await storedCode(storage, NOW + 60);
-        expect((await storage.codes.get(code.codeHash, NOW))?.sealedResponse).toBeUndefined();
-        const sealedResponse = fixtures.sealedResponse();
-        const redemption = { codeHash: code.codeHash, grant, accessToken, refreshToken, now: NOW + 1 };
-        expect(await storage.codes.redeem({ ...redemption, sealedResponse })).toEqual({
-          outcome: 'redeemed',
-        });
-        expect(await storage.codes.get(code.codeHash, NOW + 3)).toEqual({
-          ...code,
-          consumedAt: NOW + 1,
-          sealedResponse,
-        });
-        // A replay writes nothing: the redemption's sealed response stays.
-        const replay = await storage.codes.redeem({
-          ...redemption,
-          accessToken: fixtures.accessToken(grant),
-          refreshToken: fixtures.refreshToken(grant),
-          sealedResponse: fixtures.sealedResponse(),
-          now: NOW + 5,
-        });
-        expect(replay).toEqual({ outcome: 'replayed', grantId: code.grantId, consumedAt: NOW + 1 });
-        const late = NOW + 60 + CODE_TOMBSTONE_SECONDS - 1;
-        await storage.deleteExpired(late);
-        expect((await storage.codes.get(code.codeHash, late))?.sealedResponse).toBe(sealedResponse);
-      },
-    );
-
-    kit.test(
-      'a redemption without a sealed response leaves the consumed code without one',
-      async ({ storage }) => {
-        const { code, grant, accessToken } = await storedCode(storage);
-        await storage.codes.redeem({ codeHash: code.codeHash, grant, accessToken, now: NOW });
-        const consumed = await storage.codes.get(code.codeHash, NOW);
-        expect(consumed?.consumedAt).toBe(NOW);
-        expect(consumed !== null && 'sealedResponse' in consumed).toBe(false);
       },
     );
 

@@ -100,14 +100,6 @@ export const fixtures = {
       ...overrides,
     };
   },
-  /**
-   * A stand-in for a code redemption's sealed token response (`CodeRedemption.sealedResponse`):
-   * opaque base64url text as long as a real one (an IV, a token response with a JWT access token,
-   * a refresh token and an ID token, and the GCM tag), which storage keeps exactly as given.
-   */
-  sealedResponse(): string {
-    return base64url(crypto.getRandomValues(new Uint8Array(1800)));
-  },
   /** An active grant, expiring in 90 days. Every field can be overridden. */
   grant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     return {
