@@ -3,7 +3,8 @@
  * @module
  */
 import { z } from 'zod';
-import { currency, email, longText, text, title } from '../schemas.js';
+import { noHostileCharacters } from '../../edge/hostile-text.js';
+import { currency, longText, text, title } from '../schemas.js';
 import { singleton } from '../singleton.js';
 
 /** The school family. */
@@ -16,7 +17,8 @@ export const school = singleton({
     name: title(100),
     tagline: text().trim().max(200).default(''),
     description: longText(5000).default(''),
-    contact_email: email(),
+    // Shown as the owner wrote it: checked, not lower-cased like a sign-in email.
+    contact_email: z.email().check(noHostileCharacters).max(254),
     currency,
     timezone: text().regex(
       /^[A-Za-z_]+(\/[A-Za-z_+-]+)*$/,
