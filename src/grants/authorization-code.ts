@@ -5,7 +5,8 @@
  *    its expiry, for as long as its tombstone lasts;
  * 2. mint everything the response carries (access token, refresh token, ID token);
  * 3. the commit point: redeem the code, which consumes it and stores the grant with its tokens in
- *    one atomic step; of concurrent redemptions one wins, the others are replays;
+ *    one atomic step; of concurrent redemptions one wins, the others are replays; a redemption that
+ *    committed with its answer lost is recognised by the access token it stored (`lost-answer.ts`);
  * 4. best-effort bookkeeping that cannot fail the response.
  * @module
  */
@@ -20,6 +21,7 @@ import { mintAccessToken } from '../tokens/access-token.js';
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken } from '../tokens/refresh-token.js';
 import { markClientUsed } from './client-use.js';
+import { recoverLostAnswer } from './lost-answer.js';
 import { type DpopBinding, refreshBindingOf, type TokenResponse, tokenTypeOf } from './token-response.js';
 
 const MAX_CODE_LENGTH = 512;
@@ -129,13 +131,19 @@ export async function authorizationCodeGrant(
     : undefined;
 
   // Step 3: the commit point.
-  const redeemed = await ctx.config.storage.codes.redeem({
-    codeHash,
-    grant,
-    accessToken: access.record,
-    ...(refresh === undefined ? {} : { refreshToken: refresh.record }),
-    now,
-  });
+  const redeemed = await recoverLostAnswer(
+    ctx,
+    () =>
+      ctx.config.storage.codes.redeem({
+        codeHash,
+        grant,
+        accessToken: access.record,
+        ...(refresh === undefined ? {} : { refreshToken: refresh.record }),
+        now,
+      }),
+    access.record.tokenHash,
+    { outcome: 'redeemed' } as const,
+  );
   if (redeemed.outcome === 'replayed') return replayed(ctx, client, redeemed.grantId);
   if (redeemed.outcome === 'invalid') throw invalidCode(); // expired since it was read
 

@@ -8,7 +8,8 @@
  *    revokes the grant (RFC 9700 §4.14.2);
  * 3. mint everything the response carries (access token, successor, ID token);
  * 4. the commit point: rotate atomically (or, for a retry, store the new access token); a rotation
- *    that finds the token already rotated by a concurrent request goes back to step 2.
+ *    that finds the token already rotated by a concurrent request goes back to step 2; one that
+ *    committed with its answer lost is recognised by the access token it stored (`lost-answer.ts`).
  * @module
  */
 import { sha256 } from '../core/crypto.js';
@@ -24,6 +25,7 @@ import { type MintedAccessToken, mintAccessToken } from '../tokens/access-token.
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken, openSuccessor, sealSuccessor } from '../tokens/refresh-token.js';
 import { markClientUsed } from './client-use.js';
+import { recoverLostAnswer } from './lost-answer.js';
 import { refreshBindingOf, type TokenResponse, tokenTypeOf } from './token-response.js';
 
 const invalidToken = () =>
@@ -150,16 +152,22 @@ export async function refreshTokenGrant(
       { grantId, clientId, userId, scope: grantScope, resources, authTime },
       old.dpopJkt ?? refreshBindingOf(publicClient, proof?.jkt),
     );
-    const result = await storage.grants.rotateRefreshToken({
-      tokenHash,
-      successor: successor.record,
-      accessToken: access.record,
-      // Sealed whenever a grace window is configured, so that a retry can get this successor.
-      ...(tokens.refreshGraceSeconds > 0
-        ? { sealedSuccessor: await sealSuccessor(ctx, presented, successor.token) }
-        : {}),
-      now: ctx.now(),
-    });
+    // Sealed whenever a grace window is configured, so that a retry can get this successor.
+    const sealedSuccessor =
+      tokens.refreshGraceSeconds > 0 ? await sealSuccessor(ctx, presented, successor.token) : undefined;
+    const result = await recoverLostAnswer(
+      ctx,
+      () =>
+        storage.grants.rotateRefreshToken({
+          tokenHash,
+          successor: successor.record,
+          accessToken: access.record,
+          ...(sealedSuccessor === undefined ? {} : { sealedSuccessor }),
+          now: ctx.now(),
+        }),
+      access.record.tokenHash,
+      { outcome: 'rotated' } as const,
+    );
     if (result.outcome === 'invalid') throw invalidToken();
     if (result.outcome === 'rotated') {
       refreshToken = successor.token;
