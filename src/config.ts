@@ -149,8 +149,8 @@ async function staticClientsOf(options: ParsedOptions): Promise<Map<string, Clie
       metadata: {
         redirect_uris: c.redirectUris,
         token_endpoint_auth_method: method,
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
+        grant_types: [...(c.grantTypes ?? ['authorization_code', 'refresh_token'])],
+        response_types: c.redirectUris.length === 0 ? [] : ['code'],
         application_type: c.redirectUris.every((u) => u.startsWith('http://')) ? 'native' : 'web',
         ...(c.clientName === undefined ? {} : { client_name: c.clientName }),
         ...(c.scope === undefined ? {} : { scope: c.scope }),

@@ -108,8 +108,18 @@ const staticClientSchema = z
     clientId: z.string().min(1).max(200),
     /** For confidential clients; hashed at start-up, never kept. */
     clientSecret: z.string().min(16).optional(),
-    /** Exact redirect URIs: loopback (any port matches) or https. */
-    redirectUris: list(z.string().max(2000), 1),
+    /**
+     * Exact redirect URIs: loopback (any port matches) or https. At least one for the
+     * authorization code grant; none for a client that only uses `client_credentials`.
+     */
+    redirectUris: list(z.string().max(2000)).default(() => []),
+    /**
+     * The grants the client may use. Default `['authorization_code', 'refresh_token']`.
+     * `client_credentials` (a headless agent acting for itself, RFC 6749 §4.4) needs the
+     * `clientCredentials` option and a secret or `private_key_jwt`; `refresh_token` needs
+     * `authorization_code`.
+     */
+    grantTypes: list(z.enum(['authorization_code', 'refresh_token', 'client_credentials']), 1).optional(),
     /** Name shown on the consent page. */
     clientName: z.string().max(200).optional(),
     /** Space-separated scopes the client may request. Default: any scope the policy supports. */
@@ -153,6 +163,27 @@ const staticClientSchema = z
         path: ['tokenEndpointAuthMethod'],
         message: 'a client secret goes with a secret auth method, and only then',
       });
+    }
+    const grants = client.grantTypes ?? ['authorization_code', 'refresh_token'];
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (grants.includes('authorization_code') && client.redirectUris.length === 0) {
+      issue('redirectUris', 'the authorization_code grant needs at least one redirect URI');
+    }
+    if (grants.includes('refresh_token') && !grants.includes('authorization_code')) {
+      issue(
+        'grantTypes',
+        'refresh_token comes with authorization_code (client_credentials issues no refresh token)',
+      );
+    }
+    if (
+      grants.includes('client_credentials') &&
+      client.clientSecret === undefined &&
+      method !== 'private_key_jwt'
+    ) {
+      issue(
+        'grantTypes',
+        'client_credentials is for confidential clients: give a clientSecret, or use private_key_jwt',
+      );
     }
   });
 
@@ -662,6 +693,13 @@ export const optionsSchema = z
       }
     });
     options.clients?.forEach((client, index) => {
+      if (client.grantTypes?.includes('client_credentials') && !options.clientCredentials.enabled) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', index, 'grantTypes'],
+          message: 'client_credentials needs options.clientCredentials.enabled',
+        });
+      }
       if (client.tokenEndpointAuthMethod === 'client_secret_basic' && !options.clientSecretBasic) {
         ctx.addIssue({
           code: 'custom',

@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidOptionsError } from '../../src/options.js';
 import { createScopePolicy } from '../../src/scopes/policy.js';
 import { courseSchoolScopes } from '../fixtures/course-school-scopes.js';
-import { Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
+import { CB, Harness, ISSUER, json, type RegisteredClient } from '../helpers/harness.js';
 import type { TestResponse } from '../helpers/transports.js';
 import { sign, testKey } from '../protocol/key-fixtures.js';
 
@@ -226,5 +227,65 @@ describe('CC-01 enabled', () => {
       'invalid_client',
       401,
     );
+  });
+});
+
+describe('CC-01 configured clients (options.clients)', () => {
+  const ci = {
+    clientId: 'ci-job',
+    clientSecret: 'a-configured-secret-of-32-chars!',
+    tokenEndpointAuthMethod: 'client_secret_basic' as const,
+    grantTypes: ['client_credentials' as const],
+    scope: 'courses:read',
+  };
+  const ciBasic = `Basic ${btoa(`${ci.clientId}:${encodeURIComponent(ci.clientSecret)}`)}`;
+
+  it('a configured confidential client listing client_credentials, without redirect URIs, gets a token for itself', async () => {
+    const h = await start({ options: { clientCredentials: { enabled: true }, clients: [ci] } });
+    const response = await h.token(
+      { grant_type: 'client_credentials', scope: 'courses:read' },
+      { authorization: ciBasic },
+    );
+    expect(response.status).toBe(200);
+    expect(json(response)).toMatchObject({ token_type: 'Bearer', scope: 'courses:read' });
+    expect(json(response).refresh_token).toBeUndefined();
+  });
+
+  it('a configured client without client_credentials in grantTypes is unauthorized_client', async () => {
+    const h = await start({
+      options: {
+        clientCredentials: { enabled: true },
+        clients: [{ ...ci, grantTypes: undefined, redirectUris: [CB] }],
+      },
+    });
+    expectError(
+      await h.token({ grant_type: 'client_credentials', scope: 'courses:read' }, { authorization: ciBasic }),
+      'unauthorized_client',
+    );
+  });
+
+  it('the options refuse client_credentials without the option, for a public client, refresh_token alone, and the code grant without redirect URIs', async () => {
+    const refused = async (options: Parameters<typeof Harness.start>[0], path: string) => {
+      const error = await Harness.start(options).then(
+        async (h) => {
+          await h.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(InvalidOptionsError);
+      expect((error as InvalidOptionsError).message).toContain(path);
+    };
+    await refused({ options: { clients: [ci] } }, 'clients.0.grantTypes');
+    const { clientSecret: _, tokenEndpointAuthMethod: __, ...publicClient } = ci;
+    await refused(
+      { options: { clientCredentials: { enabled: true }, clients: [publicClient] } },
+      'clients.0.grantTypes',
+    );
+    await refused(
+      { options: { clients: [{ clientId: 'x', redirectUris: [CB], grantTypes: ['refresh_token'] }] } },
+      'clients.0.grantTypes',
+    );
+    await refused({ options: { clients: [{ clientId: 'x' }] } }, 'clients.0.redirectUris');
   });
 });
