@@ -85,9 +85,9 @@ function bodyUnreadable(): OAuthResponse {
 }
 
 /** The declared length, when the header is one plain number. */
-function declaredLength(request: Request): number | undefined {
-  const value = request.headers.get('content-length');
-  if (value === null || !/^\d+$/.test(value)) return undefined;
+function declaredLength(headers: Readonly<Record<string, string>>): number | undefined {
+  const value = headers['content-length'];
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
   return Number(value);
 }
 
@@ -128,8 +128,12 @@ async function discardRest(
 }
 
 /** The body as bytes, or `null` when it is larger than `limit` (what was sent has been discarded). */
-async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
-  const declared = declaredLength(request);
+async function readBody(
+  request: Request,
+  headers: Readonly<Record<string, string>>,
+  limit: number,
+): Promise<Uint8Array | null> {
+  const declared = declaredLength(headers);
   if (declared !== undefined && declared <= limit) {
     // HTTP framing ends the body at its declared length, so reading it whole stays within the limit
     // (and skips a stream per chunk; on Node the bridge reads it straight off the socket). The
@@ -203,17 +207,22 @@ function headersOf(request: Request): Record<string, string> {
  * ```
  * @group Adapters
  */
-export async function toOAuthRequest(
+export function toOAuthRequest(request: Request, options: FetchRequestOptions): Promise<TranslatedRequest> {
+  return translate(request, new URL(request.url), headersOf(request), options);
+}
+
+async function translate(
   request: Request,
+  url: URL,
+  headers: Record<string, string>,
   options: FetchRequestOptions,
 ): Promise<TranslatedRequest> {
-  const url = new URL(request.url);
   let body: Uint8Array | undefined;
   if (!bodyless(request.method)) {
     if (request.bodyUsed) return { ok: false, response: bodyAlreadyRead() };
     let read: Uint8Array | null;
     try {
-      read = await readBody(request, options.maxBodyBytes);
+      read = await readBody(request, headers, options.maxBodyBytes);
     } catch {
       return { ok: false, response: bodyUnreadable() };
     }
@@ -225,7 +234,7 @@ export async function toOAuthRequest(
     request: {
       method: request.method,
       url: url.pathname + url.search,
-      headers: headersOf(request),
+      headers,
       body,
       remoteAddress: options.remoteAddress,
     },
@@ -235,17 +244,24 @@ export async function toOAuthRequest(
 /**
  * The server's answer to a Fetch request, or `null` when the path is not one of the server's (its
  * body then stays unread, for the host). What `createFetchHandler` and the node adapter share:
- * they differ only in how the answer is written and where other paths go.
+ * they differ only in how the answer is written and where other paths go. `headers`, when the host
+ * already has them as {@link toOAuthRequest} would read them (the node adapter, from Node's raw
+ * list), spare building the Fetch `Headers`.
  */
 export async function answerFetchRequest(
   server: AuthorizationServer,
   request: Request,
   remoteAddress: string | undefined,
   onBodyAlreadyRead: () => void,
+  headers?: Record<string, string>,
 ): Promise<OAuthResponse | null> {
-  if (!server.matches(new URL(request.url).pathname)) return null;
+  const url = new URL(request.url);
+  if (!server.matches(url.pathname)) return null;
   const readBefore = request.bodyUsed;
-  const translated = await toOAuthRequest(request, { maxBodyBytes: server.maxBodyBytes, remoteAddress });
+  const translated = await translate(request, url, headers ?? headersOf(request), {
+    maxBodyBytes: server.maxBodyBytes,
+    remoteAddress,
+  });
   if (translated.ok) return server.handle(translated.request);
   if (readBefore) onBodyAlreadyRead();
   return translated.response;

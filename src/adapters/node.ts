@@ -68,6 +68,31 @@ function bodyStillReadable(req: HostRequest): boolean {
   return true;
 }
 
+/** True for the whitespace HTTP allows around a field value (RFC 9110 §5.5). */
+const isSpace = (code: number): boolean => code === 0x20 || code === 0x09;
+
+/**
+ * The request's headers as the Fetch `Headers` of the bridge lists them (lower-case names, repeats
+ * joined with `", "` and cookies with `"; "`, values without surrounding whitespace, HTTP/2
+ * pseudo-headers left out), read from Node's raw list without building a `Headers` object first.
+ */
+function headerRecord(raw: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.charCodeAt(0) === 0x3a) continue;
+    let value = raw[i + 1]!;
+    if (value !== '' && (isSpace(value.charCodeAt(0)) || isSpace(value.charCodeAt(value.length - 1)))) {
+      value = value.replace(/^[ \t]+|[ \t]+$/g, '');
+    }
+    const key = name.toLowerCase();
+    const previous = Object.hasOwn(headers, key) ? headers[key] : undefined;
+    // As undici's Headers: repeated cookies joined as one Cookie header would carry them.
+    headers[key] = previous === undefined ? value : `${previous}${key === 'cookie' ? '; ' : ', '}${value}`;
+  }
+  return headers;
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -132,6 +157,7 @@ export function toNodeHandler(
         request,
         incoming.socket.remoteAddress,
         warnBodyAlreadyRead,
+        headerRecord(incoming.rawHeaders),
       );
       // The core's response is a status, headers and a string: written as is, without a Response.
       writeResponse(outgoing, response ?? notFound);

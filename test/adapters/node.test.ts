@@ -228,6 +228,31 @@ describe('toNodeHandler: what reaches the core', () => {
     c.close();
   });
 
+  it('hands the core the headers a Fetch Headers object would list: lower-case names, repeats joined, values trimmed', async () => {
+    const c = new RawConnection(port);
+    const raw: [string, string][] = [
+      ['Host', `127.0.0.1:${port}`],
+      ['Content-Type', 'application/json'],
+      ['content-type', 'text/plain'],
+      ['X-Note', '\tspaced out '],
+      ['Cookie', 'a=1'],
+      ['Cookie', 'b=2'],
+      ['Constructor', 'x'],
+    ];
+    await c.write(
+      `GET /.well-known/oauth-authorization-server HTTP/1.1\r\n${raw.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`,
+    );
+    expect((await c.response()).status).toBe(200);
+    const expected = new Headers();
+    for (const [name, value] of raw) expected.append(name, value);
+    const listed: Record<string, string> = {};
+    expected.forEach((value, name) => {
+      listed[name] = value;
+    });
+    expect(received.at(-1)?.headers).toEqual(listed);
+    c.close();
+  });
+
   it('serves a request without a Host header (HTTP/1.0): only the path and query are read', async () => {
     const c = new RawConnection(port);
     await c.write('GET /.well-known/oauth-authorization-server HTTP/1.0\r\n\r\n');

@@ -4,6 +4,7 @@
  * browser would. Every step returns the raw response so tests can assert on it.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { defaultLogger, type LogFields, type Logger } from '../../src/core/context.js';
 import type { AuthorizationServerEvent } from '../../src/core/events.js';
 import type { OAuthRequest } from '../../src/core/http.js';
 import type { AuthorizationServerOptions } from '../../src/options.js';
@@ -90,10 +91,23 @@ export interface HarnessOptions {
   storage?: Storage;
 }
 
+/** A line the server logged. */
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  fields: LogFields | undefined;
+}
+
 export class Harness {
   readonly clock = testClock();
   readonly storage: Storage;
   readonly events: AuthorizationServerEvent[] = [];
+  /**
+   * What the server logged. Kept here rather than printed (every test server would otherwise
+   * announce its open registration at start); errors are also written to standard error, where a
+   * failing test's log shows them.
+   */
+  readonly logs: LogLine[] = [];
   /** The started server (set by {@link Harness.start}). */
   server!: AuthorizationServer;
   /** userId → epoch seconds of the last login. */
@@ -114,6 +128,16 @@ export class Harness {
   private constructor(options: HarnessOptions) {
     this.storage = options.storage ?? memoryStorage();
   }
+
+  readonly #logger: Logger = {
+    debug: (message, fields) => this.logs.push({ level: 'debug', message, fields }),
+    info: (message, fields) => this.logs.push({ level: 'info', message, fields }),
+    warn: (message, fields) => this.logs.push({ level: 'warn', message, fields }),
+    error: (message, fields) => {
+      this.logs.push({ level: 'error', message, fields });
+      defaultLogger.error(message, fields);
+    },
+  };
 
   #serverOptions(overrides: Partial<AuthorizationServerOptions> = {}): AuthorizationServerOptions {
     const scopePolicy = overrides.scopePolicy ?? createScopePolicy({ registry: courseSchoolScopes });
@@ -151,6 +175,7 @@ export class Harness {
         this.events.push(event);
       },
       housekeepingIntervalSeconds: 0,
+      logger: this.#logger,
       ...overrides,
     };
   }

@@ -1,15 +1,15 @@
 /**
  * Composes the reference server: storage, seed, sessions, the library's authorization server, and
- * one Hono app on `@hono/node-server`: the library (OAuth endpoints and `/.well-known/*`) mounted
- * through its node adapter, then the pages, the documents, `/mcp` and the business API.
+ * one `node:http` server: the library answers its endpoints and `/.well-known/*` documents through
+ * its node adapter, and one Hono app on `@hono/node-server` serves everything else (the pages, the
+ * documents, `/mcp` and the business API).
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { type ClientAddressResolver, createClientAddressResolver, createHostCheck } from 'portcullis';
@@ -123,14 +123,8 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
     });
   });
 
-  // The library first: its endpoints and documents, through its node adapter on the request and
-  // response @hono/node-server hands us. The adapter passes on the TCP peer; the library's
-  // `clientIp` applies the trusted proxies (oauth.ts). On a Fetch runtime, `createFetchHandler(oauth)`
-  // from `portcullis/fetch` is the same mount. (Chosen when the node adapter still bypassed Fetch
-  // `Request`s and the Fetch mount cost 2-4x the server CPU per registration; both adapters now
-  // build on @hono/node-server's request and measure alike: `npm run bench -- --workloads register`.)
   // Two session (or login) cookies of one name: another origin of this host planted one. Refused
-  // before the library's authorization endpoint and the pages read either.
+  // before the pages read either; the server sends such requests here even for the library's paths.
   const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
   app.use('*', async (c, next) => {
     if (!repeatsCookie(c.req.header('cookie'), ownCookies)) return next();
@@ -138,13 +132,6 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
       "<!doctype html><title>Bad request</title><p>Your browser sent two sign-in cookies for this site, one of them set by another site. Clear this site's cookies and sign in again.</p>",
       400,
     );
-  });
-
-  const library = toNodeHandler(oauth);
-  app.use('*', async (c, next) => {
-    if (!oauth.matches(c.req.path)) return next();
-    await library(c.env.incoming, c.env.outgoing);
-    return RESPONSE_ALREADY_SENT;
   });
 
   app.route(
@@ -222,20 +209,21 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
   const ready = new Promise<void>((resolve) => {
     whenReady = resolve;
   });
+  const hono = getRequestListener(
+    async (request, env) => {
+      if (app === undefined) await ready;
+      return app!.fetch(request, env);
+    },
+    // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
+    // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
+    { autoCleanupIncoming: false },
+  );
+  // Until the library has started, everything goes to Hono (which waits for `ready`).
+  let dispatch = (req: IncomingMessage, res: ServerResponse): void => void hono(req, res);
   // Timeouts for slow clients and a connection cap (config.ts, DEFAULT_CONNECTION_LIMITS): set
   // before listening, when Node reads how often to enforce them.
   const server = hardenServer(
-    createServer(
-      getRequestListener(
-        async (request, env) => {
-          if (app === undefined) await ready;
-          return app!.fetch(request, env);
-        },
-        // Node's HTTP/1 server discards a request body nobody read once the response is sent; the
-        // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
-        { autoCleanupIncoming: false },
-      ),
-    ),
+    createServer((req, res) => dispatch(req, res)),
     config.connectionLimits,
   );
   const address = await listen(server, config.port, config.host);
@@ -271,6 +259,18 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     const { oauth } = library;
     oauthClose = () => oauth.close();
     app = await createApp({ config, issuer, data, sessions, clients, library });
+    // The library answers its own endpoints and documents through its node adapter, ahead of Hono:
+    // it checks the Host itself (the same allowed hosts), reads its bodies, and needs none of the
+    // app's middleware, so its requests skip a second Fetch request and Hono's dispatch (about
+    // 18 µs of server CPU per request: `npm run bench -- --workloads userinfo`). Every other path,
+    // and a request with two session cookies (refused by the middleware above), goes to Hono.
+    const answerOAuth = toNodeHandler(oauth);
+    const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
+    const toHono = (req: IncomingMessage, res: ServerResponse) => () => void hono(req, res);
+    dispatch = (req, res) => {
+      if (repeatsCookie(req.headers.cookie, ownCookies)) return toHono(req, res)();
+      void answerOAuth(req, res, toHono(req, res));
+    };
 
     const sweeper = setInterval(() => {
       data
