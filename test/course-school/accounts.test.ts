@@ -114,7 +114,7 @@ describe('login page', () => {
     // The eleventh failure is counted and blocks the (email, address) pair for an hour.
     expect(statuses).toEqual([...Array<number>(11).fill(401), 429]);
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await last?.text()).toContain('Too many failed attempts.');
+    expect(await last?.text()).toContain('Too many sign-in attempts.');
   });
 });
 

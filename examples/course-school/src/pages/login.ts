@@ -169,7 +169,7 @@ ${demo}`;
           email,
           status: 429,
           headers: { 'retry-after': String(outcome.retryAfterSeconds) },
-          error: `Too many failed attempts. Try again in ${Math.ceil(outcome.retryAfterSeconds / 60)} minutes.`,
+          error: `Too many sign-in attempts. Try again in ${Math.ceil(outcome.retryAfterSeconds / 60)} minutes.`,
         });
       case 'busy':
         return form(c, {
