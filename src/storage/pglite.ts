@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, type PGliteInterface } from '@electric-sql/pglite';
 import { builtinModule } from '../core/builtins.js';
+import { lockDirectory } from './directory-lock.js';
 import type { SqlExecutor, SqlQueryable, SqlStatement } from './sql/executor.js';
 import { DEFAULT_SCHEMA } from './sql/schema-name.js';
 import { SqlStorage } from './sql/sql-storage.js';
@@ -138,7 +139,8 @@ async function initializeInChildProcess(dataDir: string): Promise<boolean> {
  *
  * @param dataDir - directory of the database files, created with its parents when missing
  * @returns the open database; close it when the server stops
- * @throws Error when the directory cannot be created or initialised
+ * @throws Error when the directory cannot be created or initialised, or another process has it open
+ *   (its lock file, `portcullis.lock`, names a process that still runs; a stale one is taken over)
  * @see docs/storage.md, "Choosing" (memory and start-up costs)
  * @example
  * ```ts
@@ -151,9 +153,24 @@ async function initializeInChildProcess(dataDir: string): Promise<boolean> {
  */
 export async function openEmbeddedDatabase(dataDir: string): Promise<PGliteInterface> {
   await mkdir(dataDir, { recursive: true });
-  const fs = builtinModule<FsModule>('node:fs');
-  if (fs !== undefined && !fs.existsSync(`${dataDir}/PG_VERSION`)) await initializeInChildProcess(dataDir);
-  return PGlite.create({ dataDir, postgresqlconf: EMBEDDED_SETTINGS });
+  const unlock = lockDirectory(dataDir);
+  try {
+    const fs = builtinModule<FsModule>('node:fs');
+    if (fs !== undefined && !fs.existsSync(`${dataDir}/PG_VERSION`)) await initializeInChildProcess(dataDir);
+    const db = await PGlite.create({ dataDir, postgresqlconf: EMBEDDED_SETTINGS });
+    const close = db.close.bind(db);
+    db.close = async () => {
+      try {
+        await close();
+      } finally {
+        unlock();
+      }
+    };
+    return db;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
 function queryable(db: PgliteQueryable): SqlQueryable {
