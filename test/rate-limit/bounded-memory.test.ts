@@ -84,8 +84,11 @@ describe('createBoundedMemoryLimiter', () => {
   });
 
   it('fits createFlexibleRateLimiter as a ready limiter', async () => {
+    const time = clock();
     const rateLimiter = createFlexibleRateLimiter({
-      limiters: { register: createBoundedMemoryLimiter({ points: 1, durationSeconds: 3600 }) },
+      limiters: {
+        register: createBoundedMemoryLimiter({ points: 1, durationSeconds: 3600, clock: time.now }),
+      },
     });
     expect((await rateLimiter.consume('register', '203.0.113.9')).allowed).toBe(true);
     expect(await rateLimiter.consume('register', '203.0.113.9')).toEqual({
