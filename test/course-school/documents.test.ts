@@ -100,6 +100,31 @@ describe('/openapi.json', () => {
     for (const path of ['/openapi.json', '/auth.md', '/llms.txt', '/pricing.md', '/mcp'])
       expect(doc.paths[path]).toBeDefined();
   });
+
+  it('documents the client authentication each endpoint advertises, and its 429 and 503', () => {
+    type Form = { requestBody?: { content: Record<string, { schema: { properties: object } }> } };
+    const forms: [endpoint: string, methods: unknown][] = [
+      [String(metadata.token_endpoint), metadata.token_endpoint_auth_methods_supported],
+      [String(metadata.revocation_endpoint), metadata.revocation_endpoint_auth_methods_supported],
+      [String(metadata.introspection_endpoint), metadata.introspection_endpoint_auth_methods_supported],
+    ];
+    for (const [endpoint, methods] of forms) {
+      const operation = doc.paths[new URL(endpoint).pathname]?.post as (Operation & Form) | undefined;
+      const fields = Object.keys(
+        operation?.requestBody?.content['application/x-www-form-urlencoded']?.schema.properties ?? {},
+      );
+      expect(fields, endpoint).toContain('client_id');
+      expect(fields.includes('client_secret'), endpoint).toBe(
+        (methods as string[]).includes('client_secret_post'),
+      );
+      expect(fields.includes('client_assertion'), endpoint).toBe(
+        (methods as string[]).includes('private_key_jwt'),
+      );
+      expect(Object.keys((operation as { responses?: object })?.responses ?? {})).toEqual(
+        expect.arrayContaining(['429', '503']),
+      );
+    }
+  });
 });
 
 describe('/auth.md', () => {

@@ -23,6 +23,8 @@ const authorizationServerMetadata = z.looseObject({
   grant_types_supported: z.array(z.string()),
   code_challenge_methods_supported: z.array(z.string()),
   token_endpoint_auth_methods_supported: z.array(z.string()),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
+  introspection_endpoint_auth_methods_supported: z.array(z.string()).optional(),
   authorization_response_iss_parameter_supported: z.boolean().optional(),
   client_id_metadata_document_supported: z.boolean().optional(),
 });

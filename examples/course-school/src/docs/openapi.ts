@@ -28,11 +28,45 @@ const form = (schema: z.ZodObject) => ({
 });
 const anyDocument = { 'application/json': { schema: z.looseObject({}) } };
 
+const optional = (description: string) => z.string().optional().describe(description);
+const tooManyRequests = errorResponse(
+  '`too_many_requests`: over a per-address limit; `Retry-After` says when to retry',
+);
+const unavailable = errorResponse(
+  '`temporarily_unavailable`: the storage is unreachable; `Retry-After` says when to retry',
+);
+
+/**
+ * The body fields of client authentication at an endpoint, from the methods its metadata
+ * advertises (`client_secret_basic` travels in the `Authorization` header instead).
+ */
+function clientAuthenticationFields(methods: readonly string[] | undefined) {
+  return {
+    client_id: optional('The client identifier (in the assertion or the Basic credentials otherwise)'),
+    ...(methods?.includes('client_secret_post')
+      ? {
+          client_secret: optional(
+            'Confidential clients registered with `client_secret_post` (others send `Authorization: Basic`)',
+          ),
+        }
+      : {}),
+    ...(methods?.includes('private_key_jwt')
+      ? {
+          client_assertion_type: optional(
+            '`urn:ietf:params:oauth:client-assertion-type:jwt-bearer`, for `private_key_jwt` clients (RFC 7523)',
+          ),
+          client_assertion: optional(
+            'The signed client assertion of a `private_key_jwt` client (RFC 7523 §2.2)',
+          ),
+        }
+      : {}),
+  };
+}
+
 /** Declares the library's endpoints and discovery documents at the paths of the metadata. */
 function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void {
   const as = discovery.authorizationServer;
   const tags = ['oauth'];
-  const optional = (description: string) => z.string().optional().describe(description);
 
   registry.registerPath({
     method: 'get',
@@ -71,18 +105,9 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
       body: form(
         z.object({
           grant_type: z.enum(as.grant_types_supported as [string, ...string[]]),
-          client_id: optional('The client identifier (in the assertion or the Basic credentials otherwise)'),
+          ...clientAuthenticationFields(as.token_endpoint_auth_methods_supported),
           code: optional('The authorization code'),
           redirect_uri: optional('The redirect URI of the authorization request'),
-          client_secret: optional(
-            'Confidential clients registered with `client_secret_post` (others send `Authorization: Basic`)',
-          ),
-          client_assertion_type: optional(
-            '`urn:ietf:params:oauth:client-assertion-type:jwt-bearer`, for `private_key_jwt` clients (RFC 7523)',
-          ),
-          client_assertion: optional(
-            'The signed client assertion of a `private_key_jwt` client (RFC 7523 §2.2)',
-          ),
           code_verifier: optional('The PKCE verifier'),
           refresh_token: optional('For `grant_type=refresh_token`'),
           resource: optional('RFC 8707 resource indicator'),
@@ -108,6 +133,8 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
       },
       400: errorResponse('`invalid_request`, `invalid_grant`, `invalid_scope`, `unsupported_grant_type`...'),
       401: errorResponse('`invalid_client`'),
+      429: tooManyRequests,
+      503: unavailable,
     },
   });
 
@@ -133,6 +160,12 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
                 grant_types: z.array(z.enum(as.grant_types_supported as [string, ...string[]])).optional(),
                 response_types: z.array(z.literal('code')).optional(),
                 scope: z.string().optional(),
+                ...(as.token_endpoint_auth_methods_supported?.includes('private_key_jwt')
+                  ? {
+                      jwks: z.looseObject({ keys: z.array(z.looseObject({})) }).optional(),
+                      jwks_uri: z.string().optional().describe('https URL of the client’s public keys'),
+                    }
+                  : {}),
               }),
             },
           },
@@ -145,6 +178,8 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
           content: { 'application/json': { schema: z.looseObject({ client_id: z.string() }) } },
         },
         400: errorResponse('`invalid_redirect_uri` (e.g. an https callback) or `invalid_client_metadata`'),
+        429: tooManyRequests,
+        503: unavailable,
       },
     });
   }
@@ -167,14 +202,14 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
     });
   }
 
-  const tokenForm = form(
-    z.object({
-      token: z.string().describe('The access or refresh token'),
-      token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
-      client_id: optional('The client identifier'),
-      client_secret: optional('Confidential clients'),
-    }),
-  );
+  const tokenForm = (methods: readonly string[] | undefined) =>
+    form(
+      z.object({
+        token: z.string().describe('The access or refresh token'),
+        token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
+        ...clientAuthenticationFields(methods),
+      }),
+    );
   if (as.revocation_endpoint !== undefined) {
     registry.registerPath({
       method: 'post',
@@ -182,8 +217,14 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
       operationId: 'revoke',
       tags,
       summary: 'Token revocation (RFC 7009)',
-      request: { body: tokenForm },
-      responses: { 200: { description: 'Revoked (or already invalid)' }, 400: errorResponse('Bad request') },
+      request: { body: tokenForm(as.revocation_endpoint_auth_methods_supported) },
+      responses: {
+        200: { description: 'Revoked (or already invalid)' },
+        400: errorResponse('`invalid_request`, `unauthorized_client` (another client’s token)'),
+        401: errorResponse('`invalid_client`'),
+        429: tooManyRequests,
+        503: unavailable,
+      },
     });
   }
   if (as.introspection_endpoint !== undefined) {
@@ -193,13 +234,15 @@ function describeOAuthEndpoints(registry: Registry, discovery: Discovery): void 
       operationId: 'introspect',
       tags,
       summary: 'Token introspection (RFC 7662), for registered resource servers',
-      request: { body: tokenForm },
+      request: { body: tokenForm(as.introspection_endpoint_auth_methods_supported) },
       responses: {
         200: {
           description: 'Token state',
           content: { 'application/json': { schema: z.looseObject({ active: z.boolean() }) } },
         },
         401: errorResponse('`invalid_client`'),
+        429: tooManyRequests,
+        503: unavailable,
       },
     });
   }
