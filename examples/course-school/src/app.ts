@@ -238,7 +238,10 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     // Users are read on every authorization step, UserInfo call and API call: reuse each record
     // for a few seconds (data/user-cache.ts).
     const cached = withUserCache(storage.data);
-    await seed(cached, Date.now(), { demo: config.demo });
+    // Seeding (scrypt for the demo accounts) and the library's start (its schema, signing keys:
+    // an RSA key on a first start) wait on libuv's pool and share nothing: run side by side.
+    const seeding = seed(cached, Date.now(), { demo: config.demo });
+    seeding.catch(() => {}); // awaited below; until then a failure must not be unhandled
     const data = config.demo ? cached : withoutDemoAccounts(cached);
     const secret =
       config.sessionSecret ??
@@ -258,6 +261,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     });
     const { oauth } = library;
     oauthClose = () => oauth.close();
+    await seeding;
     app = await createApp({ config, issuer, data, sessions, clients, library });
     // The library answers its own endpoints and documents through its node adapter, ahead of Hono:
     // it checks the Host itself (the same allowed hosts), reads its bodies, and needs none of the
