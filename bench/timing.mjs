@@ -135,107 +135,125 @@ async function openStorage(name) {
   throw new Error(`unknown storage ${name} (memory, sqlite)`);
 }
 
+/**
+ * Two settings: the default client cache (both ids looked up once, then answered from the cache
+ * for its window), and no cache (`clientCacheSeconds: 0`) with a fresh unknown id per request: what
+ * an attacker probing many candidate ids meets on each first probe, every lookup reaching storage.
+ */
+const SETTINGS = [
+  { name: 'cached', options: {}, freshUnknown: false },
+  { name: 'active client vs new ids', options: {}, freshUnknown: true },
+  { name: 'first lookup', options: { clientCacheSeconds: 0 }, freshUnknown: true },
+];
+
 const results = [];
-for (const storageName of args.storage.split(',')) {
-  const { storage, cleanup } = await openStorage(storageName);
-  const server = await createAuthorizationServer({
-    issuer: ISSUER,
-    storage,
-    logger: silentLogger,
-    housekeepingIntervalSeconds: 0,
-  });
-
-  /** Registers a client; returns its id and secret (none for a public client). */
-  async function register(authMethod) {
-    const response = await server.handle({
-      method: 'POST',
-      url: '/oauth/register',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ redirect_uris: [CALLBACK], token_endpoint_auth_method: authMethod }),
+for (const storageName of args.storage.split(','))
+  for (const setting of SETTINGS) {
+    const { storage, cleanup } = await openStorage(storageName);
+    const server = await createAuthorizationServer({
+      issuer: ISSUER,
+      storage,
+      logger: silentLogger,
+      housekeepingIntervalSeconds: 0,
+      ...setting.options,
     });
-    const body = JSON.parse(response.body);
-    if (response.status !== 201) throw new Error(`registration failed: ${response.body}`);
-    return { id: body.client_id, secret: body.client_secret };
-  }
 
-  const confidential = await register('client_secret_post');
-  const unknownId = (known) => `${known.slice(0, -6)}zzzzzz`; // same length and shape, never registered
-
-  /** A failing token request: an authorization code that does not exist. */
-  function tokenRequest(clientId, secret) {
-    const body = new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: 'c'.repeat(43),
-      redirect_uri: CALLBACK,
-      code_verifier: 'v'.repeat(43),
-      client_id: clientId,
-      ...(secret === undefined ? {} : { client_secret: secret }),
-    }).toString();
-    return {
-      method: 'POST',
-      url: '/oauth/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body,
-      remoteAddress: '203.0.113.9',
-    };
-  }
-
-  const PAIRS = [
-    {
-      name: 'confidential client: wrong secret vs unknown client_id',
-      existing: tokenRequest(confidential.id, 'x'.repeat(43)),
-      unknown: tokenRequest(unknownId(confidential.id), 'x'.repeat(43)),
-    },
-  ];
-  // Not measured: a public client's id is public (its metadata, every install), and RFC 6749 §5.2
-  // answers an unknown id `invalid_client` but a bad code of a known one `invalid_grant`, so its
-  // existence is in the body, by design.
-
-  async function timed(request) {
-    const started = performance.now();
-    const response = await server.handle(request);
-    const elapsed = performance.now() - started;
-    return { microseconds: elapsed * 1000, status: response.status, body: response.body };
-  }
-
-  for (const pair of PAIRS) {
-    const samples = { existing: [], unknown: [] };
-    const answers = { existing: new Set(), unknown: new Set() };
-    for (let i = 0; i < WARMUP + SAMPLES; i++) {
-      // Each round sends both, in a random order: drift of the machine affects both alike.
-      const order = random() < 0.5 ? ['existing', 'unknown'] : ['unknown', 'existing'];
-      for (const side of order) {
-        const { microseconds, status, body } = await timed(pair[side]);
-        if (i >= WARMUP) samples[side].push(microseconds);
-        answers[side].add(`${status} ${body}`);
-      }
+    /** Registers a client; returns its id and secret (none for a public client). */
+    async function register(authMethod) {
+      const response = await server.handle({
+        method: 'POST',
+        url: '/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [CALLBACK], token_endpoint_auth_method: authMethod }),
+      });
+      const body = JSON.parse(response.body);
+      if (response.status !== 201) throw new Error(`registration failed: ${response.body}`);
+      return { id: body.client_id, secret: body.client_secret };
     }
-    const test = mannWhitney(samples.existing, samples.unknown);
-    const [low, high] = bootstrapMedianDifference(samples.existing, samples.unknown);
-    const existingMedian = median(samples.existing);
-    const unknownMedian = median(samples.unknown);
-    const difference = existingMedian - unknownMedian;
-    const threshold = Math.max(10, 0.05 * Math.min(existingMedian, unknownMedian));
-    const leak = test.p < 0.001 && Math.abs(difference) > threshold && (low > 0 || high < 0);
-    results.push({
-      storage: storageName,
-      pair: pair.name,
-      samples: SAMPLES,
-      existingMedianMicroseconds: existingMedian,
-      unknownMedianMicroseconds: unknownMedian,
-      medianDifferenceMicroseconds: difference,
-      bootstrap95: [low, high],
-      mannWhitneyZ: test.z,
-      mannWhitneyP: test.p,
-      probabilityExistingSlower: test.probabilityGreater,
-      sameAnswers: [...answers.existing].join() === [...answers.unknown].join(),
-      answer: [...answers.existing][0]?.slice(0, 80),
-      verdict: leak ? 'LEAK' : 'PASS',
-    });
+
+    const confidential = await register('client_secret_post');
+    const unknownId = (known) => `${known.slice(0, -6)}zzzzzz`; // same length and shape, never registered
+    let fresh = 0;
+    /** A never-registered id of the same length and shape, a new one per call. */
+    const freshUnknownId = (known) => `${known.slice(0, -8)}${(fresh++).toString(36).padStart(8, 'z')}`;
+
+    /** A failing token request: an authorization code that does not exist. */
+    function tokenRequest(clientId, secret) {
+      const body = new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: 'c'.repeat(43),
+        redirect_uri: CALLBACK,
+        code_verifier: 'v'.repeat(43),
+        client_id: clientId,
+        ...(secret === undefined ? {} : { client_secret: secret }),
+      }).toString();
+      return {
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+        remoteAddress: '203.0.113.9',
+      };
+    }
+
+    const PAIRS = [
+      {
+        name: 'confidential client: wrong secret vs unknown client_id',
+        existing: () => tokenRequest(confidential.id, 'x'.repeat(43)),
+        unknown: setting.freshUnknown
+          ? () => tokenRequest(freshUnknownId(confidential.id), 'x'.repeat(43))
+          : () => tokenRequest(unknownId(confidential.id), 'x'.repeat(43)),
+      },
+    ];
+    // Not measured: a public client's id is public (its metadata, every install), and RFC 6749 §5.2
+    // answers an unknown id `invalid_client` but a bad code of a known one `invalid_grant`, so its
+    // existence is in the body, by design.
+
+    async function timed(request) {
+      const started = performance.now();
+      const response = await server.handle(request);
+      const elapsed = performance.now() - started;
+      return { microseconds: elapsed * 1000, status: response.status, body: response.body };
+    }
+
+    for (const pair of PAIRS) {
+      const samples = { existing: [], unknown: [] };
+      const answers = { existing: new Set(), unknown: new Set() };
+      for (let i = 0; i < WARMUP + SAMPLES; i++) {
+        // Each round sends both, in a random order: drift of the machine affects both alike.
+        const order = random() < 0.5 ? ['existing', 'unknown'] : ['unknown', 'existing'];
+        for (const side of order) {
+          const { microseconds, status, body } = await timed(pair[side]());
+          if (i >= WARMUP) samples[side].push(microseconds);
+          answers[side].add(`${status} ${body}`);
+        }
+      }
+      const test = mannWhitney(samples.existing, samples.unknown);
+      const [low, high] = bootstrapMedianDifference(samples.existing, samples.unknown);
+      const existingMedian = median(samples.existing);
+      const unknownMedian = median(samples.unknown);
+      const difference = existingMedian - unknownMedian;
+      const threshold = Math.max(10, 0.05 * Math.min(existingMedian, unknownMedian));
+      const leak = test.p < 0.001 && Math.abs(difference) > threshold && (low > 0 || high < 0);
+      results.push({
+        storage: storageName,
+        pair: `${setting.name}: ${pair.name}`,
+        samples: SAMPLES,
+        existingMedianMicroseconds: existingMedian,
+        unknownMedianMicroseconds: unknownMedian,
+        medianDifferenceMicroseconds: difference,
+        bootstrap95: [low, high],
+        mannWhitneyZ: test.z,
+        mannWhitneyP: test.p,
+        probabilityExistingSlower: test.probabilityGreater,
+        sameAnswers: [...answers.existing].join() === [...answers.unknown].join(),
+        answer: [...answers.existing][0]?.slice(0, 80),
+        verdict: leak ? 'LEAK' : 'PASS',
+      });
+    }
+    await server.close();
+    await cleanup();
   }
-  await server.close();
-  await cleanup();
-}
 
 const fmt = (value, digits = 1) => value.toFixed(digits);
 if (args.json) {

@@ -59,8 +59,21 @@ export interface ServerContext {
    * of the request naming the id, is passed to the external resolver (its per-address fetch budget).
    */
   getClient(clientId: string, clientAddress?: string): Promise<ClientRecord | null>;
+  /**
+   * {@link ServerContext.getClient}, saying whether storage was read for it (`false` for a
+   * configured client, a cached record or an id remembered as unknown): client authentication
+   * reads storage once on a failure that did not, so that its timing does not tell cached,
+   * configured and unknown ids apart.
+   */
+  lookupClient(clientId: string, clientAddress?: string): Promise<ClientLookup>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
+}
+
+/** What {@link ServerContext.lookupClient} found, and whether it read storage to find it. */
+export interface ClientLookup {
+  readonly client: ClientRecord | null;
+  readonly readStorage: boolean;
 }
 
 /** Entries the client cache holds at most (and, apart, the ids found unknown); the oldest goes first. */
@@ -108,22 +121,27 @@ export function createServerContext(
         logger.error('event listener failed', { type: event.type, error: String(error) });
       }
     },
-    async getClient(clientId, clientAddress) {
-      if (clientId.length > 2048) return null;
+    async lookupClient(clientId, clientAddress) {
+      if (clientId.length > 2048) return { client: null, readStorage: false };
       const configured = config.staticClients.get(clientId);
-      if (configured !== undefined) return configured;
-      if (external !== undefined && clientId.startsWith('https://')) return external(clientId, clientAddress);
+      if (configured !== undefined) return { client: configured, readStorage: false };
+      // A metadata document's URL is public, and fetching it is what costs: nothing to hide.
+      if (external !== undefined && clientId.startsWith('https://')) {
+        return { client: await external(clientId, clientAddress), readStorage: true };
+      }
       const nowMs = clock();
       const now = Math.floor(nowMs / 1000);
       const cached = clientCache.get(clientId);
       if (cached !== undefined) {
         const { client, until } = cached;
-        if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) return client;
+        if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) {
+          return { client, readStorage: false };
+        }
         clientCache.delete(clientId);
       }
       const unknownUntil = unknownClients.get(clientId);
       if (unknownUntil !== undefined) {
-        if (unknownUntil > nowMs) return null;
+        if (unknownUntil > nowMs) return { client: null, readStorage: false };
         unknownClients.delete(clientId);
       }
       const client = await config.storage.clients.get(clientId, now);
@@ -141,7 +159,10 @@ export function createServerContext(
         }
         clientCache.set(clientId, { client, until: nowMs + cacheMs });
       }
-      return client;
+      return { client, readStorage: true };
+    },
+    async getClient(clientId, clientAddress) {
+      return (await this.lookupClient(clientId, clientAddress)).client;
     },
     forgetClient(clientId) {
       clientCache.delete(clientId);

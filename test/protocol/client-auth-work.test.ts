@@ -31,8 +31,9 @@ const { authenticateClient } = await import('../../src/protocol/client-auth.js')
 const { Params } = await import('../../src/core/params.js');
 const { memoryStorage } = await import('../../src/storage/memory.js');
 const { sha256 } = await import('../../src/core/crypto.js');
+const { silentLogger } = await import('../../src/core/context.js');
 
-async function context() {
+async function context(options: { clientCacheSeconds?: number } = {}) {
   const storage = memoryStorage();
   const getClient = storage.clients.get.bind(storage.clients);
   (storage.clients as { get: typeof getClient }).get = async (clientId, now) => {
@@ -52,9 +53,21 @@ async function context() {
     origin: 'dynamic',
     createdAt: 0,
   });
-  // No client cache: every authentication reads storage, as a first request after start does.
+  // By default no client cache: every authentication reads storage, as a first request after start does.
   const config = await resolveConfig(
-    parseOptions({ issuer: 'http://127.0.0.1:4000', storage, clientCacheSeconds: 0 }),
+    parseOptions({
+      issuer: 'http://127.0.0.1:4000',
+      storage,
+      clientCacheSeconds: options.clientCacheSeconds ?? 0,
+      logger: silentLogger,
+      clients: [
+        {
+          clientId: 'configured-client',
+          clientSecret: 'a-configured-secret-of-32-chars!',
+          redirectUris: ['http://127.0.0.1/cb'],
+        },
+      ],
+    }),
   );
   return createServerContext(config, {} as never);
 }
@@ -114,5 +127,25 @@ describe('client authentication does the same work whether or not the client exi
       'sha256',
       'timingSafeEqual(43,43)',
     ]);
+  });
+});
+
+describe('with the client cache on, a failure still reads storage exactly once (ATK-25)', () => {
+  it('an active (cached) client, a configured one, an id never seen and one already refused fail with the same steps', async () => {
+    const ctx = await context({ clientCacheSeconds: 5 });
+    expect((await steps(ctx, 'known-client', 'the-right-secret')).outcome).toBe('authenticated');
+    await steps(ctx, 'refused-before', 'a-guess');
+    // One at a time: the steps are recorded in one trace.
+    const failures = [];
+    failures.push(await steps(ctx, 'known-client', 'a-guess')); // cached since its success
+    failures.push(await steps(ctx, 'configured-client', 'a-guess')); // from the options, never in storage
+    failures.push(await steps(ctx, 'never-seen', 'a-guess'));
+    failures.push(await steps(ctx, 'refused-before', 'a-guess')); // remembered as unknown
+    for (const failure of failures) {
+      expect(failure.outcome).toBe('invalid_client 400 client authentication failed');
+      expect(failure.trace.filter((step) => step === 'storage.getClient')).toHaveLength(1);
+    }
+    // A success from the cache reads nothing.
+    expect((await steps(ctx, 'known-client', 'the-right-secret')).trace).not.toContain('storage.getClient');
   });
 });
