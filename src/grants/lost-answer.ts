@@ -13,6 +13,7 @@
  * or refresh token is still unused, and the client's retry after the `503` redeems it.
  * @module
  */
+import { describeFailure } from '../core/errors.js';
 import type { ServerContext } from '../server-context.js';
 
 /**
@@ -41,7 +42,7 @@ export async function recoverLostAnswer<T>(
     if (stored === null) throw error;
     ctx.config.runtime.logger.warn(
       'a storage step committed but its answer was lost; the request is answered with what it stored',
-      { grantId: stored.grantId, clientId: stored.clientId, error: String(error) },
+      { grantId: stored.grantId, clientId: stored.clientId, error: describeFailure(error) },
     );
     return committed;
   }
