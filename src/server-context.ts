@@ -98,9 +98,51 @@ export function createServerContext(
   const listener = config.onEvent;
   const cacheMs = config.clientCacheSeconds * 1000;
   const clientCache = new Map<string, CachedClient>();
-  // Ids found unknown, until when: so that asking for an unknown id costs what asking for a cached
-  // known one does, and the token endpoint's timing does not tell which ids exist (bench/timing.mjs).
+  // Ids found unknown, until when: a repeated unknown id (a junk authorization request, a retry)
+  // does not read storage again. A failed client authentication reads it anyway (client-auth.ts).
   const unknownClients = new Map<string, number>();
+
+  async function lookupClient(clientId: string, clientAddress?: string): Promise<ClientLookup> {
+    if (clientId.length > 2048) return { client: null, readStorage: false };
+    const configured = config.staticClients.get(clientId);
+    if (configured !== undefined) return { client: configured, readStorage: false };
+    // A metadata document's URL is public, and fetching it is what costs: nothing to hide.
+    if (external !== undefined && clientId.startsWith('https://')) {
+      return { client: await external(clientId, clientAddress), readStorage: true };
+    }
+    const nowMs = clock();
+    const now = Math.floor(nowMs / 1000);
+    const cached = clientCache.get(clientId);
+    if (cached !== undefined) {
+      const { client, until } = cached;
+      if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) {
+        return { client, readStorage: false };
+      }
+      clientCache.delete(clientId);
+    }
+    const unknownUntil = unknownClients.get(clientId);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > nowMs) return { client: null, readStorage: false };
+      unknownClients.delete(clientId);
+    }
+    const client = await config.storage.clients.get(clientId, now);
+    // A miss is remembered too. Generated ids are random, so nobody asks for one before it is
+    // registered; one created in storage by hand is seen within the window, as a deletion is.
+    if (client === null && cacheMs > 0 && clientId.length <= MAX_REMEMBERED_UNKNOWN_ID) {
+      if (unknownClients.size >= CLIENT_CACHE_MAX_ENTRIES) {
+        unknownClients.delete(unknownClients.keys().next().value as string);
+      }
+      unknownClients.set(clientId, nowMs + cacheMs);
+    }
+    if (client !== null && cacheMs > 0) {
+      if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) {
+        clientCache.delete(clientCache.keys().next().value as string);
+      }
+      clientCache.set(clientId, { client, until: nowMs + cacheMs });
+    }
+    return { client, readStorage: true };
+  }
+
   return {
     config,
     keys,
@@ -121,48 +163,9 @@ export function createServerContext(
         logger.error('event listener failed', { type: event.type, error: String(error) });
       }
     },
-    async lookupClient(clientId, clientAddress) {
-      if (clientId.length > 2048) return { client: null, readStorage: false };
-      const configured = config.staticClients.get(clientId);
-      if (configured !== undefined) return { client: configured, readStorage: false };
-      // A metadata document's URL is public, and fetching it is what costs: nothing to hide.
-      if (external !== undefined && clientId.startsWith('https://')) {
-        return { client: await external(clientId, clientAddress), readStorage: true };
-      }
-      const nowMs = clock();
-      const now = Math.floor(nowMs / 1000);
-      const cached = clientCache.get(clientId);
-      if (cached !== undefined) {
-        const { client, until } = cached;
-        if (until > nowMs && (client.expiresAt === undefined || client.expiresAt > now)) {
-          return { client, readStorage: false };
-        }
-        clientCache.delete(clientId);
-      }
-      const unknownUntil = unknownClients.get(clientId);
-      if (unknownUntil !== undefined) {
-        if (unknownUntil > nowMs) return { client: null, readStorage: false };
-        unknownClients.delete(clientId);
-      }
-      const client = await config.storage.clients.get(clientId, now);
-      // A miss is remembered too. Generated ids are random, so nobody asks for one before it is
-      // registered; one created in storage by hand is seen within the window, as a deletion is.
-      if (client === null && cacheMs > 0 && clientId.length <= MAX_REMEMBERED_UNKNOWN_ID) {
-        if (unknownClients.size >= CLIENT_CACHE_MAX_ENTRIES) {
-          unknownClients.delete(unknownClients.keys().next().value as string);
-        }
-        unknownClients.set(clientId, nowMs + cacheMs);
-      }
-      if (client !== null && cacheMs > 0) {
-        if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) {
-          clientCache.delete(clientCache.keys().next().value as string);
-        }
-        clientCache.set(clientId, { client, until: nowMs + cacheMs });
-      }
-      return { client, readStorage: true };
-    },
+    lookupClient,
     async getClient(clientId, clientAddress) {
-      return (await this.lookupClient(clientId, clientAddress)).client;
+      return (await lookupClient(clientId, clientAddress)).client;
     },
     forgetClient(clientId) {
       clientCache.delete(clientId);

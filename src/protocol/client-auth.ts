@@ -17,7 +17,7 @@ import { OAuthError } from '../core/errors.js';
 import { type OAuthRequest, singleCredentialHeader } from '../core/http.js';
 import { type Params, refuseHostile } from '../core/params.js';
 import { assertWithinRateLimit, enforceRateLimit } from '../core/rate-limit.js';
-import type { ClientLookup, ServerContext } from '../server-context.js';
+import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { readClientAssertion, verifyClientAssertion } from './client-assertion.js';
 
@@ -190,14 +190,16 @@ export async function authenticateClient(
   // Only configured secrets can be weak; a generated one is 256 bits (see the module comment).
   const humanChosen = config.staticClients.get(presented.clientId)?.secretHash !== undefined;
   const lockoutKey = humanChosen ? authenticationFailureKey(ctx, request, presented.clientId) : undefined;
-  let lookup: ClientLookup | undefined;
+  if (presented.secret !== undefined) {
+    // An address that keeps failing stays refused even if a later guess is right (no oracle).
+    await assertWithinRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
+  }
+  const { client, readStorage } = await ctx.lookupClient(presented.clientId, config.clientIp(request));
   const fail = async (): Promise<never> => {
     // A failure reads storage once, also when the client came from the cache, the configuration
     // or the memory of unknown ids: an active client's id then fails as slowly as a never-seen
     // one, and timing does not tell which ids exist (bench/timing.mjs).
-    if (lookup?.readStorage === false) {
-      await config.storage.clients.get(presented.clientId, ctx.now()).catch(() => null);
-    }
+    if (!readStorage) await config.storage.clients.get(presented.clientId, ctx.now()).catch(() => null);
     ctx.emit({ type: 'client_authentication.failed', clientId: presented.clientId });
     await enforceRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
     const description = 'client authentication failed';
@@ -205,12 +207,6 @@ export async function authenticateClient(
       ? basicRealmError(ctx, description)
       : new OAuthError('invalid_client', description);
   };
-  if (presented.secret !== undefined) {
-    // An address that keeps failing stays refused even if a later guess is right (no oracle).
-    await assertWithinRateLimit(config.rateLimiter, 'client_auth_failure', lockoutKey);
-  }
-  lookup = await ctx.lookupClient(presented.clientId, config.clientIp(request));
-  const { client } = lookup;
   // The same work whatever the client: one digest, one constant-time comparison of equal lengths.
   const presentedHash = await sha256(presented.secret ?? '');
   const secretMatches = timingSafeEqual(presentedHash, client?.secretHash ?? NO_SECRET_HASH);

@@ -270,10 +270,9 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     // and a request with two session cookies (refused by the middleware above), goes to Hono.
     const answerOAuth = toNodeHandler(oauth);
     const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
-    const toHono = (req: IncomingMessage, res: ServerResponse) => () => void hono(req, res);
     dispatch = (req, res) => {
-      if (repeatsCookie(req.headers.cookie, ownCookies)) return toHono(req, res)();
-      void answerOAuth(req, res, toHono(req, res));
+      if (repeatsCookie(req.headers.cookie, ownCookies)) return void hono(req, res);
+      void answerOAuth(req, res, () => void hono(req, res));
     };
 
     const sweeper = setInterval(() => {
