@@ -26,6 +26,7 @@ import type {
 } from '../types.js';
 import { CODE_TOMBSTONE_SECONDS } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import { GroupCommit } from './group-commit.js';
 import {
   type AccessTokenRow,
   accessTokenParams,
@@ -87,6 +88,7 @@ export class SqliteStorage implements Storage {
   readonly keys: SigningKeyStore;
   readonly replay: ReplayStore;
   readonly #settings: SqliteStorageSettings;
+  readonly #group = new GroupCommit();
   #db: SqliteDatabase | undefined;
   #opening: Promise<SqliteDatabase> | undefined;
   #closed = false;
@@ -103,10 +105,15 @@ export class SqliteStorage implements Storage {
     /** Runs one step on the database, opened (and migrated) on first use. */
     const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> =>
       body(this.#db ?? (await this.#open()));
+    /** Runs one write step (its statements atomic together) in this turn's shared transaction. */
+    const write = async <T>(body: (db: SqliteDatabase) => T): Promise<T> => {
+      const db = this.#db ?? (await this.#open());
+      return this.#group.submit(db, () => body(db));
+    };
 
     this.clients = {
       create: (client) =>
-        step((db) => {
+        write((db) => {
           db.run(SQL.createClient, ...clientParams(client));
         }),
       get: (clientId, now) =>
@@ -114,23 +121,21 @@ export class SqliteStorage implements Storage {
           const row = db.get<ClientRow>(SQL.getClient, clientId, now);
           return row === undefined ? null : clientRecord(row);
         }),
-      clearExpiry: (clientId) => step((db) => changed(db.run(SQL.clearClientExpiry, clientId))),
+      clearExpiry: (clientId) => write((db) => changed(db.run(SQL.clearClientExpiry, clientId))),
       delete: (clientId, now) =>
-        step((db) =>
-          db.transaction(() => {
-            if (!changed(db.run(SQL.deleteClient, clientId))) return false;
-            db.run(SQL.deleteConsentsOfClient, clientId);
-            db.run(SQL.revokeAccessTokensOfClient, now, clientId);
-            db.run(SQL.revokeRefreshTokensOfClient, now, clientId);
-            db.run(SQL.revokeGrantsOfClient, now, clientId);
-            return true;
-          }),
-        ),
+        write((db) => {
+          if (!changed(db.run(SQL.deleteClient, clientId))) return false;
+          db.run(SQL.deleteConsentsOfClient, clientId);
+          db.run(SQL.revokeAccessTokensOfClient, now, clientId);
+          db.run(SQL.revokeRefreshTokensOfClient, now, clientId);
+          db.run(SQL.revokeGrantsOfClient, now, clientId);
+          return true;
+        }),
     };
 
     this.interactions = {
       create: (record) =>
-        step((db) => {
+        write((db) => {
           db.run(SQL.createPending, ...pendingParams(record));
         }),
       get: (idHash, now) =>
@@ -139,7 +144,7 @@ export class SqliteStorage implements Storage {
           return row === undefined ? null : pendingRecord(row);
         }),
       bind: (idHash, binding, now) =>
-        step((db) =>
+        write((db) =>
           changed(
             db.run(
               SQL.bindPending,
@@ -153,32 +158,30 @@ export class SqliteStorage implements Storage {
           ),
         ),
       consume: (idHash, now) =>
-        step((db) => {
+        write((db) => {
           // An expired record is removed all the same, and reported as absent.
           const row = db.get<PendingRow>(SQL.consumePending, idHash);
           return row === undefined || row.expires_at <= now ? null : pendingRecord(row);
         }),
       complete: ({ idHash, code, consent, now }) =>
-        step((db) =>
-          db.transaction(() => {
-            // The commit point: of concurrent callers, the first to take the write lock deletes the
-            // row; the others find it gone. An expired record is left (and writes nothing).
-            if (!changed(db.run(SQL.completePending, idHash, now))) return false;
-            db.run(SQL.createCode, ...codeParams(code));
-            if (consent !== undefined) {
-              // Read and written under the same write lock: no other writer in between.
-              const row = db.get<ConsentRow>(SQL.getConsent, consent.userId, consent.clientId);
-              const stored = row === undefined ? consent : grownConsent(consentRecord(row), consent);
-              db.run(SQL.saveConsent, ...consentParams(stored));
-            }
-            return true;
-          }),
-        ),
+        write((db) => {
+          // The commit point: of concurrent callers, the first to take the write lock deletes the
+          // row; the others find it gone. An expired record is left (and writes nothing).
+          if (!changed(db.run(SQL.completePending, idHash, now))) return false;
+          db.run(SQL.createCode, ...codeParams(code));
+          if (consent !== undefined) {
+            // Read and written under the same write lock: no other writer in between.
+            const row = db.get<ConsentRow>(SQL.getConsent, consent.userId, consent.clientId);
+            const stored = row === undefined ? consent : grownConsent(consentRecord(row), consent);
+            db.run(SQL.saveConsent, ...consentParams(stored));
+          }
+          return true;
+        }),
     };
 
     this.codes = {
       create: (code) =>
-        step((db) => {
+        write((db) => {
           db.run(SQL.createCode, ...codeParams(code));
         }),
       get: (codeHash, now) =>
@@ -187,27 +190,25 @@ export class SqliteStorage implements Storage {
           return row === undefined ? null : codeRecord(row);
         }),
       redeem: ({ codeHash, grant, accessToken, refreshToken, now }) =>
-        step((db) =>
-          db.transaction(() => {
-            if (changed(db.run(SQL.consumeCode, now, codeHash, grant.grantId, now))) {
-              db.run(SQL.createGrant, ...grantParams(grant));
-              db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
-              if (refreshToken !== undefined)
-                db.run(SQL.createRefreshToken, ...refreshTokenParams(refreshToken));
-              return { outcome: 'redeemed' } as const;
-            }
-            // Nothing matched: unknown, expired, bound to another grant id, or consumed (earlier, or
-            // by a rival that held the write lock first). Read under the same lock: consistent.
-            const code = db.get<{ grant_id: string; consumed_at: number | null; expires_at: number }>(
-              SQL.codeState,
-              codeHash,
-            );
-            if (code?.consumed_at == null || code.expires_at + CODE_TOMBSTONE_SECONDS <= now) {
-              return { outcome: 'invalid' } as const;
-            }
-            return { outcome: 'replayed', grantId: code.grant_id, consumedAt: code.consumed_at } as const;
-          }),
-        ),
+        write((db) => {
+          if (changed(db.run(SQL.consumeCode, now, codeHash, grant.grantId, now))) {
+            db.run(SQL.createGrant, ...grantParams(grant));
+            db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
+            if (refreshToken !== undefined)
+              db.run(SQL.createRefreshToken, ...refreshTokenParams(refreshToken));
+            return { outcome: 'redeemed' } as const;
+          }
+          // Nothing matched: unknown, expired, bound to another grant id, or consumed (earlier, or
+          // by a rival that held the write lock first). Read under the same lock: consistent.
+          const code = db.get<{ grant_id: string; consumed_at: number | null; expires_at: number }>(
+            SQL.codeState,
+            codeHash,
+          );
+          if (code?.consumed_at == null || code.expires_at + CODE_TOMBSTONE_SECONDS <= now) {
+            return { outcome: 'invalid' } as const;
+          }
+          return { outcome: 'replayed', grantId: code.grant_id, consumedAt: code.consumed_at } as const;
+        }),
     };
 
     this.grants = {
@@ -219,60 +220,56 @@ export class SqliteStorage implements Storage {
       listByUser: (userId, now) =>
         step((db) => db.all<GrantRow>(SQL.listGrantsByUser, userId, now).map(grantRecord)),
       revoke: (grantId, now) =>
-        step((db) =>
-          db.transaction(() => {
-            const revoked = changed(db.run(SQL.revokeGrant, now, grantId));
-            // The tokens even when the grant already was revoked: idempotent.
-            db.run(SQL.revokeAccessTokensOfGrant, now, grantId);
-            db.run(SQL.revokeRefreshTokensOfGrant, now, grantId);
-            return revoked;
-          }),
-        ),
+        write((db) => {
+          const revoked = changed(db.run(SQL.revokeGrant, now, grantId));
+          // The tokens even when the grant already was revoked: idempotent.
+          db.run(SQL.revokeAccessTokensOfGrant, now, grantId);
+          db.run(SQL.revokeRefreshTokensOfGrant, now, grantId);
+          return revoked;
+        }),
       getAccessToken: (tokenHash, now) =>
         step((db) => {
           const row = db.get<AccessTokenRow>(SQL.getAccessToken, tokenHash, now);
           return row === undefined ? null : accessTokenRecord(row);
         }),
       addAccessToken: (token, now) =>
-        step((db) => changed(db.run(SQL.addAccessToken, ...accessTokenParams(token), token.grantId, now))),
+        write((db) => changed(db.run(SQL.addAccessToken, ...accessTokenParams(token), token.grantId, now))),
       revokeAccessToken: (tokenHash, now) =>
-        step((db) => changed(db.run(SQL.revokeAccessToken, now, tokenHash))),
+        write((db) => changed(db.run(SQL.revokeAccessToken, now, tokenHash))),
       getRefreshToken: (tokenHash, now) =>
         step((db) => {
           const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
           return row === undefined ? null : refreshTokenRecord(row);
         }),
       rotateRefreshToken: ({ tokenHash, successor, accessToken, sealedSuccessor, now }) =>
-        step((db) =>
-          db.transaction((): RotateResult => {
-            const rotated = db.run(
-              SQL.rotateRefreshToken,
-              now,
-              successor.tokenHash,
-              sealedSuccessor ?? null,
-              tokenHash,
-              now,
-              now,
-            );
-            if (changed(rotated)) {
-              db.run(SQL.createRefreshToken, ...refreshTokenParams(successor));
-              db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
-              return { outcome: 'rotated' };
-            }
-            // Nothing matched: read why, under the same write lock.
-            const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
-            if (row === undefined || row.rotated_at === null || row.successor_hash === null) {
-              return { outcome: 'invalid' };
-            }
-            return {
-              outcome: 'already_rotated',
-              grantId: row.grant_id,
-              rotatedAt: row.rotated_at,
-              successorHash: row.successor_hash,
-              ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
-            };
-          }),
-        ),
+        write((db): RotateResult => {
+          const rotated = db.run(
+            SQL.rotateRefreshToken,
+            now,
+            successor.tokenHash,
+            sealedSuccessor ?? null,
+            tokenHash,
+            now,
+            now,
+          );
+          if (changed(rotated)) {
+            db.run(SQL.createRefreshToken, ...refreshTokenParams(successor));
+            db.run(SQL.createAccessToken, ...accessTokenParams(accessToken));
+            return { outcome: 'rotated' };
+          }
+          // Nothing matched: read why, under the same write lock.
+          const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
+          if (row === undefined || row.rotated_at === null || row.successor_hash === null) {
+            return { outcome: 'invalid' };
+          }
+          return {
+            outcome: 'already_rotated',
+            grantId: row.grant_id,
+            rotatedAt: row.rotated_at,
+            successorHash: row.successor_hash,
+            ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
+          };
+        }),
     };
 
     this.consents = {
@@ -282,20 +279,20 @@ export class SqliteStorage implements Storage {
           return row === undefined ? null : consentRecord(row);
         }),
       save: (consent) =>
-        step((db) => {
+        write((db) => {
           db.run(SQL.saveConsent, ...consentParams(consent));
         }),
-      delete: (userId, clientId) => step((db) => changed(db.run(SQL.deleteConsent, userId, clientId))),
+      delete: (userId, clientId) => write((db) => changed(db.run(SQL.deleteConsent, userId, clientId))),
     };
 
     this.keys = {
       list: () => step((db) => db.all<SigningKeyRow>(SQL.listKeys).map(keyRecord)),
       add: (key) =>
-        step((db) => {
+        write((db) => {
           db.run(SQL.addKey, ...keyParams(key));
         }),
       update: (key) =>
-        step((db) => {
+        write((db) => {
           const [kid, ...rest] = keyParams(key);
           return changed(db.run(SQL.updateKey, ...rest, kid ?? null));
         }),
@@ -303,7 +300,7 @@ export class SqliteStorage implements Storage {
 
     this.replay = {
       checkAndStore: (key, expiresAt, now) =>
-        step((db) => db.get<{ key: string }>(SQL.checkAndStoreReplayKey, key, expiresAt, now) !== undefined),
+        write((db) => db.get<{ key: string }>(SQL.checkAndStoreReplayKey, key, expiresAt, now) !== undefined),
     };
   }
 
