@@ -369,9 +369,11 @@ export async function seed(data: DataStore, now: number, options: { readonly dem
   // `insertRecord` leaves an existing record as it is: the owner's changes stay.
   for (const record of schoolRecords()) await data.insertRecord(record, now);
   if (!options.demo || (await data.getMeta('seeded_at')) !== null) return;
-  // The passwords are hashed at once, each on a thread of libuv's pool: a first start waits for one
-  // scrypt, not one per account.
-  const hashes = await Promise.all(DEMO_ACCOUNTS.map((account) => hashPassword(account.password)));
+  // One password at a time: each scrypt holds 32 MiB while it runs, and the process's peak memory
+  // is what a container limit must allow. The start does not wait longer for it: the hashing runs on
+  // libuv's pool beside the library's own start (app.ts), which takes longer than both hashes.
+  const hashes: string[] = [];
+  for (const account of DEMO_ACCOUNTS) hashes.push(await hashPassword(account.password));
   for (const [index, account] of DEMO_ACCOUNTS.entries()) {
     if ((await data.getUserByEmail(account.email)) !== null) continue;
     const user = {
