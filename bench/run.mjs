@@ -26,9 +26,16 @@ import { cpus, loadavg, release, tmpdir, type } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { HAVE_PROC, HAVE_TASKSET, processCpuSeconds, treeCpuSeconds, treeMemory } from './lib/proc.mjs';
+import {
+  HAVE_PROC,
+  HAVE_TASKSET,
+  processCpuSeconds,
+  resetPeakMemory,
+  treeCpuSeconds,
+  treeMemory,
+} from './lib/proc.mjs';
 import { renderMarkdown } from './lib/report.mjs';
-import { startServer } from './lib/servers.mjs';
+import { startScriptNodeOptions, startServer } from './lib/servers.mjs';
 import { pairedCpuRatio, summarize } from './lib/stats.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
@@ -127,7 +134,7 @@ const cpuRatioTarget = (min, what) => (r) => [
 const rssTarget = (mb) => (r) => {
   const peak = Math.max(r.a.memory.maxRss, r.a.memory.hwm);
   return {
-    name: `${r.name}: peak RSS`,
+    name: `${r.name}: peak RSS under load`,
     goal: `< ${mb} MB`,
     measured: peak > 0 ? `${Math.round(peak / 2 ** 20)} MB` : '–',
     pass: peak > 0 ? peak < mb * 2 ** 20 : undefined,
@@ -254,6 +261,7 @@ function sh(cwd, command) {
 
 if (!existsSync(join(BENCH, 'node_modules'))) sh(ROOT, ['npm', 'ci', '--prefix', 'bench', '--include=dev']);
 const serverMain = join(ROOT, 'examples', 'course-school', 'dist', 'main.js');
+const START_OPTIONS = startScriptNodeOptions(ROOT);
 if (!existsSync(join(ROOT, 'dist', 'index.js')) || !existsSync(serverMain)) {
   if (!existsSync(join(ROOT, 'node_modules'))) sh(ROOT, ['npm', 'ci']);
   sh(ROOT, ['npm', 'run', 'build']);
@@ -393,7 +401,15 @@ async function freshDatabase(name) {
 async function start(spec, benchmark) {
   const pin = options.pinned ? SERVER_CPUS : undefined;
   /** @param {string} name @param {string} script @param {Record<string, string>} env */
-  const run = (name, script, env) => startServer({ name, script, env, cpus: pin });
+  const run = (name, script, env) =>
+    startServer({
+      name,
+      script,
+      env,
+      cpus: pin,
+      // The reference server runs with the Node.js options of `npm start`.
+      nodeOptions: script === serverMain ? START_OPTIONS : [],
+    });
   const nothing = async () => {};
   switch (spec.kind) {
     case 'bare':
@@ -478,12 +494,14 @@ async function runBenchmark(bench) {
       console.log(`   ${side.label}: ${s.server.origin} (pid ${s.server.pid})`);
     }
 
-    const memory = started.map(() => ({ maxRss: 0, hwm: 0 }));
+    // Peak memory under the workload's load: from the warm-up window on. The setup before it (for
+    // the reference server, 32 logins, each a scrypt of 32 MiB, two at a time) is kept apart.
+    const memory = started.map(() => ({ maxRss: 0, hwm: 0, setupPeak: 0 }));
     const sample = () => {
       if (!HAVE_PROC) return;
       started.forEach((s, i) => {
         const m = treeMemory(s.server.pid);
-        const mem = /** @type {{ maxRss: number, hwm: number }} */ (memory[i]);
+        const mem = /** @type {{ maxRss: number, hwm: number, setupPeak: number }} */ (memory[i]);
         mem.maxRss = Math.max(mem.maxRss, m.rss);
         mem.hwm = Math.max(mem.hwm, m.hwm);
       });
@@ -552,6 +570,16 @@ async function runBenchmark(bench) {
             `${w.errors > 0 ? `  ERRORS ${w.errors}: ${w.errorKinds[0]?.[0]}` : ''}`,
         );
 
+      if (HAVE_PROC) {
+        started.forEach((s, i) => {
+          const mem = /** @type {{ maxRss: number, hwm: number, setupPeak: number }} */ (memory[i]);
+          const m = treeMemory(s.server.pid);
+          mem.setupPeak = Math.max(mem.maxRss, mem.hwm, m.rss, m.hwm);
+          resetPeakMemory(s.server.pid);
+          mem.maxRss = 0;
+          mem.hwm = 0;
+        });
+      }
       for (const [i, side] of sides.entries()) log(`warm-up ${side.label}`, await window(i));
       /** @type {WindowResult[][]} */
       const windows = sides.map(() => []);
@@ -585,7 +613,9 @@ async function runBenchmark(bench) {
                 windows: wb,
                 // The unguarded route runs in the guarded route's process: no memory of its own.
                 memory:
-                  bench.b.server.kind === 'same' ? { maxRss: 0, hwm: 0 } : /** @type {any} */ (memory[1]),
+                  bench.b.server.kind === 'same'
+                    ? { maxRss: 0, hwm: 0, setupPeak: 0 }
+                    : /** @type {any} */ (memory[1]),
               },
         ratio: wb === undefined ? undefined : pairedCpuRatio(wa, wb),
         targets: [],
@@ -691,7 +721,12 @@ try {
       results.push({
         name: bench.name,
         description: bench.description,
-        a: { label: bench.a.label, summary: summarize([]), windows: [], memory: { maxRss: 0, hwm: 0 } },
+        a: {
+          label: bench.a.label,
+          summary: summarize([]),
+          windows: [],
+          memory: { maxRss: 0, hwm: 0, setupPeak: 0 },
+        },
         b: undefined,
         ratio: undefined,
         targets: [],

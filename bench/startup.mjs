@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Start-up of the reference server as `npm start` runs it (`node examples/course-school/dist/main.js`,
+ * Start-up of the reference server as `npm start` runs it (`node <its options> examples/course-school/dist/main.js`,
  * `NODE_ENV=production`): milliseconds from spawning the process to the first answered metadata
  * request (`GET /.well-known/oauth-authorization-server`, polled every 2 ms), and the resident memory
  * right after, on a fresh `DATA_DIR` (first start: schema, seed, signing keys) and again on the same
@@ -14,10 +14,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from './lib/servers.mjs';
+import { freePort, startScriptNodeOptions } from './lib/servers.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'examples', 'course-school', 'dist', 'main.js');
+const START_OPTIONS = startScriptNodeOptions(ROOT);
 const { values: args } = parseArgs({
   options: { runs: { type: 'string', default: '7' }, storage: { type: 'string', default: 'default,pglite' } },
 });
@@ -43,7 +44,7 @@ async function startOnce(env) {
   for (const key of ['PORT', 'HOST', 'ISSUER', 'STORAGE', 'DATABASE_URL', 'DATA_DIR', 'SESSION_SECRET'])
     delete base[key];
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...START_OPTIONS, MAIN], {
     env: { ...base, NODE_ENV: 'production', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -5,7 +5,7 @@
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second of the `/proc/<pid>/stat` times. */
 export const CLOCK_TICKS = (() => {
@@ -123,4 +123,20 @@ export function treeMemory(root) {
     hwm += statusBytes(pid, 'VmHWM');
   }
   return { rss, hwm };
+}
+
+/**
+ * Resets the peak resident memory (`VmHWM`) of every process of a tree to its current resident
+ * memory (Linux: `5` written to `/proc/<pid>/clear_refs`), so that a later peak is the peak since
+ * now. Best effort: a process the caller may not write to keeps its peak since start.
+ * @param {number} root
+ */
+export function resetPeakMemory(root) {
+  for (const pid of processTree(root)) {
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    } catch {
+      // not ours, or gone
+    }
+  }
 }

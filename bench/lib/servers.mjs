@@ -5,7 +5,25 @@
  * @module
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+
+/**
+ * The Node.js options `npm start` runs the reference server with (`scripts.start` of the root
+ * package.json: `node <options> examples/course-school/dist/main.js`), so that the benchmark runs it
+ * exactly as a user does.
+ * @param {string} root - the repository root
+ * @returns {string[]}
+ */
+export function startScriptNodeOptions(root) {
+  const pkg = JSON.parse(readFileSync(`${root}/package.json`, 'utf8'));
+  const match = /(?:^|&& )node ((?:--\S+ )*)examples\/course-school\/dist\/main\.js/.exec(
+    pkg.scripts?.start ?? '',
+  );
+  if (match === null)
+    throw new Error('package.json scripts.start does not run examples/course-school/dist/main.js');
+  return (match[1] ?? '').trim().split(' ').filter(Boolean);
+}
 
 /**
  * A free TCP port on 127.0.0.1 (listen on 0, read the port, close).
@@ -40,9 +58,10 @@ export function freePort() {
  * @param {Record<string, string>} options.env
  * @param {string | undefined} options.cpus - a taskset CPU list, e.g. `0`; undefined: not pinned
  * @param {number} [options.startSeconds] - how long it may take to listen
+ * @param {string[]} [options.nodeOptions] - Node.js options before the script
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ name, script, env, cpus, startSeconds = 120 }) {
+export async function startServer({ name, script, env, cpus, startSeconds = 120, nodeOptions = [] }) {
   const port = await freePort();
   /** @type {Record<string, string | undefined>} */
   const base = { ...process.env };
@@ -64,7 +83,9 @@ export async function startServer({ name, script, env, cpus, startSeconds = 120 
   ])
     delete base[key];
   const command =
-    cpus === undefined ? [process.execPath, script] : ['taskset', '-c', cpus, process.execPath, script];
+    cpus === undefined
+      ? [process.execPath, ...nodeOptions, script]
+      : ['taskset', '-c', cpus, process.execPath, ...nodeOptions, script];
   const child = spawn(/** @type {string} */ (command[0]), command.slice(1), {
     env: { ...base, NODE_ENV: 'production', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
