@@ -6,6 +6,7 @@
  * and writing nothing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_STEPS_PER_TRANSACTION } from '../../src/storage/sqlite/group-commit.js';
 import { openSqliteDatabase, type SqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { Storage } from '../../src/storage/types.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
@@ -98,6 +99,29 @@ describe('SQLite group commit', () => {
     // A later turn commits on its own.
     await storage.clients.create(fixtures.client());
     expect(state.transactions - before).toBe(2);
+  });
+
+  it('splits a turn of more steps than one transaction holds into transactions of at most 64, one after the other', async () => {
+    const { storage, state } = await counted('many.sqlite');
+    const clients = Array.from({ length: 2 * MAX_STEPS_PER_TRANSACTION + 22 }, () => fixtures.client());
+    const before = state.transactions;
+    await Promise.all(clients.map((client) => storage.clients.create(client)));
+    expect(MAX_STEPS_PER_TRANSACTION).toBe(64);
+    expect(state.transactions - before).toBe(3);
+    for (const client of clients) expect(await storage.clients.get(client.clientId, NOW)).toEqual(client);
+  });
+
+  it('commits the write steps submitted before close(), then closes', async () => {
+    const file = scratch.file('close.sqlite');
+    const storage = sqliteStorage({ path: file });
+    await storage.keys.list();
+    const clients = Array.from({ length: 3 }, () => fixtures.client());
+    const created = Promise.all(clients.map((client) => storage.clients.create(client)));
+    await storage.close();
+    await expect(created).resolves.toHaveLength(3);
+    const reopened = sqliteStorage({ path: file });
+    closers.push(() => reopened.close());
+    for (const client of clients) expect(await reopened.clients.get(client.clientId, NOW)).toEqual(client);
   });
 
   it('undoes a step that fails halfway, alone: its first statements rolled back, the other steps of its turn committed', async () => {

@@ -50,9 +50,18 @@ const SAVEPOINT = 'SAVEPOINT portcullis_step';
 const RELEASE = 'RELEASE portcullis_step';
 const ROLLBACK_TO = 'ROLLBACK TO portcullis_step';
 
+/**
+ * Steps per transaction at most: a turn with more runs them in several transactions, one after the
+ * other, so that no transaction holds the file's write lock (which other processes wait for) for
+ * more than a few milliseconds, and one failed commit answers at most this many steps.
+ */
+export const MAX_STEPS_PER_TRANSACTION = 64;
+
 /** Collects write steps and commits each turn's steps together. */
 export class GroupCommit {
   #queue: Pending[] = [];
+  /** Settles once the steps queued so far are committed (or failed); undefined when none is queued. */
+  #flushed: Promise<void> | undefined;
 
   /**
    * Runs `body` (synchronous: a few statements on `db`) in this turn's transaction.
@@ -60,47 +69,67 @@ export class GroupCommit {
    */
   submit<T>(db: SqliteDatabase, body: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#queue.length === 0) afterThisTurn(() => this.#flush());
+      if (this.#queue.length === 0) {
+        this.#flushed = new Promise<void>((done) =>
+          afterThisTurn(() => {
+            this.#flush();
+            done();
+          }),
+        );
+      }
       this.#queue.push({ db, body, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  #flush(): void {
-    const group = this.#queue;
-    this.#queue = [];
-    const [only] = group;
-    if (only === undefined) return;
-    // Every step of one storage names the same database.
-    const db = only.db;
-    if (group.length === 1) {
-      // Alone in its turn: its own transaction, no savepoint needed.
-      let value: unknown;
-      try {
-        value = db.transaction(only.body);
-      } catch (error) {
-        only.reject(error);
-        return;
-      }
-      only.resolve(value);
-      return;
-    }
-    const outcomes: Outcome[] = [];
-    try {
-      db.transaction(() => {
-        for (const step of group) outcomes.push(runStep(db, step.body));
-      });
-    } catch (error) {
-      // BEGIN or COMMIT failed, or SQLite ended the transaction itself (nothing of it was written):
-      // no step of the group has been acknowledged, each is told.
-      for (const step of group) step.reject(error);
-      return;
-    }
-    group.forEach((step, i) => {
-      const outcome = outcomes[i] as Outcome;
-      if (outcome.ok) step.resolve(outcome.value);
-      else step.reject(outcome.error);
-    });
+  /** Settles once every step submitted so far has been committed or has failed (for a clean close). */
+  settled(): Promise<void> {
+    return this.#flushed ?? Promise.resolve();
   }
+
+  #flush(): void {
+    const queue = this.#queue;
+    this.#queue = [];
+    this.#flushed = undefined;
+    for (let start = 0; start < queue.length; start += MAX_STEPS_PER_TRANSACTION) {
+      commitGroup(queue.slice(start, start + MAX_STEPS_PER_TRANSACTION));
+    }
+  }
+}
+
+/** Runs `group` in one transaction and settles each of its steps. Never throws. */
+function commitGroup(group: readonly Pending[]): void {
+  const [only] = group;
+  if (only === undefined) return;
+  // Every step of one storage names the same database.
+  const db = only.db;
+  if (group.length === 1) {
+    // Alone: its own transaction, no savepoint needed.
+    let value: unknown;
+    try {
+      value = db.transaction(only.body);
+    } catch (error) {
+      only.reject(error);
+      return;
+    }
+    only.resolve(value);
+    return;
+  }
+  const outcomes: Outcome[] = [];
+  try {
+    db.transaction(() => {
+      for (const step of group) outcomes.push(runStep(db, step.body));
+    });
+  } catch (error) {
+    // BEGIN or COMMIT failed, or SQLite ended the transaction itself (nothing of it was written):
+    // no step of the group has been acknowledged, each is told.
+    for (const step of group) step.reject(error);
+    return;
+  }
+  group.forEach((step, i) => {
+    const outcome = outcomes[i] as Outcome;
+    if (outcome.ok) step.resolve(outcome.value);
+    else step.reject(outcome.error);
+  });
 }
 
 /**

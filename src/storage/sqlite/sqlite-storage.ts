@@ -359,6 +359,8 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // The write steps already submitted (this turn's group) are committed first.
+    await this.#group.settled();
     const opening = this.#opening;
     this.#db = undefined;
     this.#opening = undefined;
