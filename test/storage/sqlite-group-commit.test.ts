@@ -6,7 +6,7 @@
  * and writing nothing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_STEPS_PER_TRANSACTION } from '../../src/storage/sqlite/group-commit.js';
+import { GroupCommit, MAX_STEPS_PER_TRANSACTION } from '../../src/storage/sqlite/group-commit.js';
 import { openSqliteDatabase, type SqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { Storage } from '../../src/storage/types.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
@@ -200,6 +200,32 @@ describe('SQLite group commit', () => {
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
     }
     for (const client of clients) expect(await storage.clients.get(client.clientId, NOW)).toBeNull();
+  });
+
+  it("fails the whole group with a step's own error when SQLite ended the transaction under it (a full disk), writing nothing", async () => {
+    const db = await openSqliteDatabase({ path: scratch.file('ended.sqlite') });
+    closers.push(() => db.close());
+    db.exec('CREATE TABLE notes (id TEXT PRIMARY KEY) STRICT');
+    const group = new GroupCommit();
+    const full = new StorageUnavailableError('overloaded', 'injected: the disk is full');
+    const results = await Promise.allSettled([
+      group.submit(db, () => db.run('INSERT INTO notes (id) VALUES (?)', 'kept?')),
+      group.submit(db, () => {
+        db.run('INSERT INTO notes (id) VALUES (?)', 'mine');
+        db.exec('ROLLBACK'); // what SQLite does itself on SQLITE_FULL or SQLITE_IOERR
+        throw full;
+      }),
+      group.submit(db, () => db.run('INSERT INTO notes (id) VALUES (?)', 'after')),
+    ]);
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toBe(full);
+    }
+    expect(db.all('SELECT id FROM notes')).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    // The connection is usable: the next turn commits.
+    await group.submit(db, () => db.run('INSERT INTO notes (id) VALUES (?)', 'next'));
+    expect(db.all('SELECT id FROM notes')).toEqual([{ id: 'next' }]);
   });
 
   it('answers every step of a group with temporarily_unavailable when another connection holds the write lock past the busy timeout, writing nothing', async () => {

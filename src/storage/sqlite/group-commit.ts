@@ -134,8 +134,8 @@ function commitGroup(group: readonly Pending[]): void {
 
 /**
  * One step inside the group's transaction, under its own savepoint.
- * @throws when the savepoint itself cannot be rolled back (SQLite ended the whole transaction): the
- *   group fails as one
+ * @throws the step's error when its savepoint cannot be rolled back because SQLite ended the whole
+ *   transaction: the group fails as one
  */
 function runStep(db: SqliteDatabase, body: () => unknown): Outcome {
   db.run(SAVEPOINT);
@@ -151,7 +151,13 @@ function runStep(db: SqliteDatabase, body: () => unknown): Outcome {
     }
     outcome = { ok: true, value };
   } catch (error) {
-    db.run(ROLLBACK_TO);
+    try {
+      db.run(ROLLBACK_TO);
+    } catch {
+      // SQLite already ended the whole transaction (a full disk, an I/O error): the group fails as
+      // one, with this step's error, which says why (and whether a retry may help).
+      throw error;
+    }
     outcome = { ok: false, error };
   }
   db.run(RELEASE);
