@@ -145,7 +145,8 @@ const DEFAULT_STATEMENT_CACHE_SIZE = 200;
 /** The WAL file is truncated back to this after a checkpoint (bytes). */
 const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
-function isThenable(value: unknown): boolean {
+/** Whether `value` is a promise or another thenable (a transaction callback must not return one). */
+export function isThenable(value: unknown): boolean {
   return (
     (typeof value === 'object' || typeof value === 'function') &&
     value !== null &&

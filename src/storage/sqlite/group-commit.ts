@@ -23,7 +23,7 @@
  *   step of the group, none of which has been acknowledged, and writes nothing.
  * @module
  */
-import type { SqliteDatabase } from './database.js';
+import { isThenable, type SqliteDatabase } from './database.js';
 
 interface Pending {
   readonly db: SqliteDatabase;
@@ -142,13 +142,7 @@ function runStep(db: SqliteDatabase, body: () => unknown): Outcome {
   let outcome: Outcome;
   try {
     const value = body();
-    if (
-      (typeof value === 'object' || typeof value === 'function') &&
-      value !== null &&
-      typeof (value as { then?: unknown }).then === 'function'
-    ) {
-      throw new TypeError('a storage step must be synchronous');
-    }
+    if (isThenable(value)) throw new TypeError('a storage step must be synchronous');
     outcome = { ok: true, value };
   } catch (error) {
     try {
