@@ -13,6 +13,7 @@ import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { fixtures } from '../../src/testing/index.js';
 import { NOW } from '../../src/testing/storage/fixtures.js';
 import { rotationOf } from '../../src/testing/storage/grants.js';
+import { createKit } from '../../src/testing/storage/runner.js';
 import { scratchDir } from './sqlite-drivers.js';
 
 const scratch = scratchDir();
@@ -67,23 +68,17 @@ async function counted(name: string, options: { busyTimeoutMs?: number } = {}) {
   return { storage, state, db };
 }
 
-/** A redeemed code: its grant and refresh token. */
-async function redeemed(storage: Storage) {
-  const code = fixtures.code();
-  await storage.codes.create(code);
-  const grant = fixtures.grantOf(code);
-  const refreshToken = fixtures.refreshToken(grant);
-  const accessToken = fixtures.accessToken(grant);
-  const outcome = await storage.codes.redeem({
-    codeHash: code.codeHash,
-    grant,
-    accessToken,
-    refreshToken,
-    now: NOW,
-  });
-  expect(outcome).toEqual({ outcome: 'redeemed' });
-  return { grant, refreshToken, accessToken };
-}
+/** The kit's harness, for its `seedGrant`: a code redeemed into a grant with both tokens. */
+const kit = createKit(
+  { describe, it, expect },
+  {
+    name: 'group commit',
+    create: () => {
+      throw new Error('each test here opens its own storage');
+    },
+  },
+);
+const redeemed = (storage: Storage) => kit.seedGrant(storage);
 
 describe('SQLite group commit', () => {
   it('commits the write steps of one turn in one transaction, each answered once committed and readable from another connection', async () => {
