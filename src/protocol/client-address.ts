@@ -10,7 +10,7 @@
  */
 import proxyaddr from 'proxy-addr';
 import type { OAuthRequest } from '../core/http.js';
-import { parseIPAddress } from './ip-address.js';
+import { parseIPAddress, parseIPv4 } from './ip-address.js';
 
 /**
  * Which proxies in front of the server may report the client's address in `X-Forwarded-For`:
@@ -153,7 +153,7 @@ function formatIPv6(bytes: Uint8Array): string {
 }
 
 function formatAddress(bytes: Uint8Array): string {
-  return bytes.length === 4 ? bytes.join('.') : formatIPv6(bytes);
+  return bytes.length === 4 ? `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}` : formatIPv6(bytes);
 }
 
 /**
@@ -183,6 +183,8 @@ export function clientAddressKey(
 ): string | undefined {
   checkPrefixLength(ipv6PrefixLength);
   if (address === undefined) return undefined;
+  // Canonical IPv4 text (what a resolver returns) is its own key.
+  if (parseIPv4(address) !== undefined) return address;
   const bytes = addressBytes(address);
   if (bytes === undefined) return address;
   if (bytes.length === 4) return formatAddress(bytes);
@@ -233,6 +235,8 @@ export function createClientAddressResolver(options: ClientAddressOptions = {}):
   checkPrefixLength(prefix);
 
   const normalise = (text: string): string | undefined => {
+    // Canonical IPv4 text (the usual peer address) is already its normal form.
+    if (parseIPv4(text) !== undefined) return text;
     const bytes = addressBytes(text);
     return bytes === undefined ? undefined : formatAddress(bytes);
   };

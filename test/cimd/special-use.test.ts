@@ -2,6 +2,7 @@
  * CIMD-07: the special-use address table (RFC 6890 and the IANA registries), including the IPv6
  * forms that wrap an IPv4 address.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addressRefusal, specialUseBlock } from '../../src/cimd/special-use.js';
 import { parseAddressRange, parseIPAddress, parseIPv4, parseIPv6 } from '../../src/protocol/ip-address.js';
@@ -130,9 +131,51 @@ describe('strict address parsing', () => {
 
   it('parses only dotted-decimal IPv4', () => {
     expect(parseIPv4('192.0.2.1')).toEqual(new Uint8Array([192, 0, 2, 1]));
-    for (const text of ['192.0.2', '192.0.2.256', '192.0.02.1', '0x7f.0.0.1', ' 1.2.3.4', '1.2.3.4 ']) {
+    expect(parseIPv4('0.0.0.0')).toEqual(new Uint8Array([0, 0, 0, 0]));
+    expect(parseIPv4('255.255.255.255')).toEqual(new Uint8Array([255, 255, 255, 255]));
+    for (const text of [
+      '192.0.2',
+      '192.0.2.256',
+      '192.0.02.1',
+      '0x7f.0.0.1',
+      ' 1.2.3.4',
+      '1.2.3.4 ',
+      '1.2.3.4.',
+      '.1.2.3.4',
+      '1..2.3',
+      '1.2.3.4.5',
+      '00.0.0.0',
+      '1000.1.1.1',
+      '1.2.3.-4',
+      '1.2.3.４',
+    ]) {
       expect(parseIPv4(text)).toBeUndefined();
     }
+  });
+
+  it('parses IPv4 exactly as the dotted-decimal grammar says (property)', () => {
+    // The grammar, written the slow way: four parts, each a decimal octet without a leading zero.
+    const octet = /^(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$/;
+    const reference = (text: string) => {
+      const parts = text.split('.');
+      return parts.length === 4 && parts.every((p) => octet.test(p))
+        ? new Uint8Array(parts.map(Number))
+        : undefined;
+    };
+    const piece = fc.oneof(
+      fc.integer({ min: 0, max: 300 }).map(String),
+      fc.constantFrom('0', '00', '01', '255', '256', '', 'a', ' ', '-1', '1e2', '٣'),
+    );
+    const text = fc.oneof(
+      fc.array(piece, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.')),
+      fc.string({ unit: fc.constantFrom('0', '1', '2', '5', '9', '.', 'x', ' '), maxLength: 17 }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(parseIPv4(t)).toEqual(reference(t));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('names the block of bytes directly', () => {
