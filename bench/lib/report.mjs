@@ -1,5 +1,5 @@
 /**
- * The results as markdown: the table of every benchmark, the targets of issue 8 with PASS/FAIL,
+ * The results as markdown: the table of every benchmark, the targets (issues 8 and 15) with PASS/FAIL,
  * the floor on the day, and the conditions of the run.
  * @module
  */
@@ -98,14 +98,13 @@ export function resultsTable(results) {
 /**
  * The targets with PASS/FAIL.
  * @param {readonly BenchmarkResult[]} results
+ * @param {readonly Target[]} [extra] - targets of no load benchmark (start-up), last
  */
-export function targetsTable(results) {
+export function targetsTable(results, extra = []) {
   const lines = ['| Target | Goal | Measured | Result |', '|---|---|--:|---|'];
-  for (const r of results) {
-    for (const t of r.targets) {
-      const verdict = t.pass === undefined ? 'not measured' : t.pass ? '**PASS**' : '**FAIL**';
-      lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${verdict} |`);
-    }
+  for (const t of [...results.flatMap((r) => r.targets), ...extra]) {
+    const verdict = t.pass === undefined ? 'not measured' : t.pass ? '**PASS**' : '**FAIL**';
+    lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${verdict} |`);
   }
   return lines.join('\n');
 }
@@ -115,8 +114,9 @@ export function targetsTable(results) {
  * docs/benchmarks.md).
  * @param {RunInfo} info
  * @param {readonly BenchmarkResult[]} results
+ * @param {readonly Target[]} [extra] - targets of no load benchmark (start-up)
  */
-export function renderMarkdown(info, results) {
+export function renderMarkdown(info, results, extra = []) {
   const floor = results.find((r) => r.name === 'floor' && r.skipped === undefined);
   const generator = results
     .flatMap((r) => [r.a, r.b])
@@ -148,7 +148,7 @@ export function renderMarkdown(info, results) {
     '',
     '### Targets',
     '',
-    targetsTable(results),
+    targetsTable(results, extra),
     '',
     '### Floor on the day',
     '',

@@ -80,11 +80,23 @@ export function summarize(windows) {
  * @param {readonly WindowResult[]} b
  */
 export function pairedCpuRatio(a, b) {
+  return pairedRatio(
+    a.map((w) => w.cpuPerOp),
+    b.map((w) => w.cpuPerOp),
+  );
+}
+
+/**
+ * Median over the pairs (a_i, b_i) of `b_i / a_i`, skipping pairs where either is not a figure.
+ * @param {readonly number[]} a
+ * @param {readonly number[]} b
+ */
+export function pairedRatio(a, b) {
   const ratios = [];
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const x = /** @type {WindowResult} */ (a[i]).cpuPerOp;
-    const y = /** @type {WindowResult} */ (b[i]).cpuPerOp;
-    if (x > 0 && Number.isFinite(y)) ratios.push(y / x);
+    const x = /** @type {number} */ (a[i]);
+    const y = /** @type {number} */ (b[i]);
+    if (x > 0 && Number.isFinite(x) && Number.isFinite(y)) ratios.push(y / x);
   }
   return median(ratios);
 }
