@@ -5,7 +5,8 @@
  * transaction, which holds the file's single write lock from its first statement: of any number of
  * callers, in this process or another on the same file, one runs at a time, and each finds what the
  * previous one committed. Consuming a pending authorization is a single `DELETE ... RETURNING`.
- * Reads of a token check its grant, so a revocation wins every race.
+ * Reads of a token check its grant, so a revocation wins every race. Access-token records are
+ * reused per connection until a revocation here or a commit elsewhere (`token-cache.ts`).
  *
  * Failures: the database wrapper turns SQLite's transient ones (a lock held past the busy timeout)
  * into `StorageUnavailableError`, which the server answers `503 temporarily_unavailable` with
@@ -55,6 +56,7 @@ import {
 } from './rows.js';
 import { migrateSqlite } from './schema.js';
 import { DELETE_EXPIRED, SQL } from './statements.js';
+import { accessTokenCacheOf } from './token-cache.js';
 
 /** Settings of {@link SqliteStorage}, resolved by `sqliteStorage` from its options. */
 export interface SqliteStorageSettings {
@@ -124,6 +126,7 @@ export class SqliteStorage implements Storage {
       clearExpiry: (clientId) => write((db) => changed(db.run(SQL.clearClientExpiry, clientId))),
       delete: (clientId, now) =>
         write((db) => {
+          accessTokenCacheOf(db).clear();
           if (!changed(db.run(SQL.deleteClient, clientId))) return false;
           db.run(SQL.deleteConsentsOfClient, clientId);
           db.run(SQL.revokeAccessTokensOfClient, now, clientId);
@@ -221,6 +224,7 @@ export class SqliteStorage implements Storage {
         step((db) => db.all<GrantRow>(SQL.listGrantsByUser, userId, now).map(grantRecord)),
       revoke: (grantId, now) =>
         write((db) => {
+          accessTokenCacheOf(db).clear();
           const revoked = changed(db.run(SQL.revokeGrant, now, grantId));
           // The tokens even when the grant already was revoked: idempotent.
           db.run(SQL.revokeAccessTokensOfGrant, now, grantId);
@@ -228,14 +232,19 @@ export class SqliteStorage implements Storage {
           return revoked;
         }),
       getAccessToken: (tokenHash, now) =>
-        step((db) => {
-          const row = db.get<AccessTokenRow>(SQL.getAccessToken, tokenHash, now);
-          return row === undefined ? null : accessTokenRecord(row);
-        }),
+        step((db) =>
+          accessTokenCacheOf(db).get(db, tokenHash, now, () => {
+            const row = db.get<AccessTokenRow>(SQL.getAccessToken, tokenHash, now);
+            return row === undefined ? null : accessTokenRecord(row);
+          }),
+        ),
       addAccessToken: (token, now) =>
         write((db) => changed(db.run(SQL.addAccessToken, ...accessTokenParams(token), token.grantId, now))),
       revokeAccessToken: (tokenHash, now) =>
-        write((db) => changed(db.run(SQL.revokeAccessToken, now, tokenHash))),
+        write((db) => {
+          accessTokenCacheOf(db).clear();
+          return changed(db.run(SQL.revokeAccessToken, now, tokenHash));
+        }),
       getRefreshToken: (tokenHash, now) =>
         step((db) => {
           const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);

@@ -3,7 +3,13 @@
  * refresh tokens and rotation, revocation that wins.
  * @module
  */
-import type { GrantRecord, RefreshRotation, RefreshTokenRecord } from '../../storage/types.js';
+import type {
+  AccessTokenRecord,
+  GrantRecord,
+  RefreshRotation,
+  RefreshTokenRecord,
+  Storage,
+} from '../../storage/types.js';
 import { fixtures, NOW, randomHash, randomId } from './fixtures.js';
 import type { Kit } from './runner.js';
 
@@ -76,6 +82,66 @@ export function grantsSuite(kit: Kit): void {
         expect(await storage.grants.getAccessToken(second.tokenHash, NOW)).toBeNull();
         expect(await storage.grants.getAccessToken(accessToken.tokenHash, NOW)).not.toBeNull();
         expect(await storage.grants.revokeAccessToken(randomHash(), NOW)).toBe(false);
+      },
+    );
+
+    // An adapter may keep what it read (the SQLite one keeps access-token records per connection):
+    // a token read a moment ago, on either instance, must be refused as soon as a revocation on
+    // either instance has returned.
+    for (const [how, revoke] of [
+      [
+        'the token alone',
+        (s: Storage, _grant: GrantRecord, token: AccessTokenRecord) =>
+          s.grants.revokeAccessToken(token.tokenHash, NOW + 1),
+      ],
+      ['its grant', (s: Storage, grant: GrantRecord) => s.grants.revoke(grant.grantId, NOW + 1)],
+      ['its client, deleted', (s: Storage, grant: GrantRecord) => s.clients.delete(grant.clientId, NOW + 1)],
+    ] as const) {
+      kit.test(
+        `an access token read just before is refused by both instances once ${how} is revoked, on either (RFC 7009 §2.1)`,
+        async ({ storage, second }) => {
+          for (const [revoker, other] of [
+            [storage, second],
+            [second, storage],
+          ] as const) {
+            const client = fixtures.client();
+            await storage.clients.create(client);
+            const { grant, accessToken } = await kit.seedGrant(storage, { clientId: client.clientId });
+            const untouched = await kit.seedGrant(storage);
+            for (const instance of [storage, second, storage, second]) {
+              expect(await instance.grants.getAccessToken(accessToken.tokenHash, NOW + 1)).toEqual(
+                accessToken,
+              );
+              expect(await instance.grants.getAccessToken(untouched.accessToken.tokenHash, NOW + 1)).toEqual(
+                untouched.accessToken,
+              );
+            }
+            expect(await revoke(revoker, grant, accessToken)).toBe(true);
+            for (const instance of [revoker, other]) {
+              expect(await instance.grants.getAccessToken(accessToken.tokenHash, NOW + 1)).toBeNull();
+              expect(await instance.grants.getAccessToken(untouched.accessToken.tokenHash, NOW + 1)).toEqual(
+                untouched.accessToken,
+              );
+            }
+          }
+        },
+      );
+    }
+
+    kit.test(
+      'an access token read while active is refused from its expiry on, however often it was read before',
+      async ({ storage, second }) => {
+        const { accessToken } = await kit.seedGrant(storage);
+        for (const instance of [storage, second, storage]) {
+          expect(
+            await instance.grants.getAccessToken(accessToken.tokenHash, accessToken.expiresAt - 1),
+          ).toEqual(accessToken);
+        }
+        for (const instance of [storage, second]) {
+          expect(
+            await instance.grants.getAccessToken(accessToken.tokenHash, accessToken.expiresAt),
+          ).toBeNull();
+        }
       },
     );
 
