@@ -6,6 +6,7 @@
 import type { ServerConfig } from './config.js';
 import { nowSeconds } from './core/context.js';
 import type { AuthorizationServerEvent } from './core/events.js';
+import { RecentRefreshTokens } from './grants/recent-refresh-tokens.js';
 import type { KeyStore } from './keys/key-store.js';
 import type { ClientKeyResolver } from './protocol/client-keys.js';
 import type { ReplayStore } from './protocol/replay-store.js';
@@ -68,6 +69,8 @@ export interface ServerContext {
   lookupClient(clientId: string, clientAddress?: string): Promise<ClientLookup>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
+  /** The refresh tokens this server issued and nobody presented yet (`grants/recent-refresh-tokens.ts`). */
+  readonly recentRefreshTokens: RecentRefreshTokens;
 }
 
 /** What {@link ServerContext.lookupClient} found, and whether it read storage to find it. */
@@ -171,5 +174,6 @@ export function createServerContext(
       clientCache.delete(clientId);
       unknownClients.delete(clientId);
     },
+    recentRefreshTokens: new RecentRefreshTokens(),
   };
 }

@@ -146,6 +146,8 @@ export async function authorizationCodeGrant(
   );
   if (redeemed.outcome === 'replayed') return replayed(ctx, client, redeemed.grantId);
   if (redeemed.outcome === 'invalid') throw invalidCode(); // expired since it was read
+  // Its first refresh needs no read (grants/recent-refresh-tokens.ts).
+  if (refresh !== undefined) ctx.recentRefreshTokens.remember(refresh.record);
 
   // Step 4: nothing below can fail the response.
   await markClientUsed(ctx, client);

@@ -17,6 +17,8 @@ import type { TestResponse } from '../helpers/transports.js';
 
 /** When an injected failure strikes: instead of the call, or after it took effect. */
 type Mode = 'before' | 'after';
+/** Which server issued the refresh token a test presents. */
+type IssuedBy = 'this server' | 'another instance';
 
 /** A storage whose calls are counted once armed; the call numbered `failAt` fails. */
 function failingStorage(inner: Storage = memoryStorage()) {
@@ -204,53 +206,70 @@ describe('FLT-02 a storage failure at any step of the authorization_code grant',
 });
 
 describe('FLT-02 FLT-03 a storage failure at any step of the refresh_token grant', () => {
-  /** A setup with a token response in hand, the client's expiry already cleared. */
-  async function withTokens() {
+  /**
+   * A setup with a token response in hand, the client's expiry already cleared. The tokens come
+   * from this server, which remembers the refresh token's record (no read before the rotation), or
+   * from another instance on the same storage, whose token this server must read first.
+   */
+  async function withTokens(issuedBy: IssuedBy = 'this server') {
     const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    const body = json(await s.h.exchange(s.client, code, pkce));
+    let source = s.h;
+    if (issuedBy === 'another instance') {
+      source = await Harness.start({ storage: s.failing.storage });
+      harnesses.push(source);
+    }
+    const { code, pkce } = await source.obtainCode(s.client);
+    const body = json(await source.exchange(s.client, code, pkce));
     return { ...s, refreshToken: String(body.refresh_token) };
   }
 
   // The client's record was changed by the exchange (its expiry cleared), so it is read afresh.
-  const steps = ['clients.get', 'grants.getRefreshToken', 'grants.rotateRefreshToken'];
+  const stepsOf: Record<IssuedBy, readonly string[]> = {
+    'this server': ['clients.get', 'grants.rotateRefreshToken'],
+    'another instance': ['clients.get', 'grants.getRefreshToken', 'grants.rotateRefreshToken'],
+  };
 
-  it('each step is one storage call: read the client, read the token, rotate it', async () => {
-    const s = await withTokens();
-    s.failing.arm(-1);
-    expect((await s.h.refresh(s.client, s.refreshToken)).status).toBe(200);
-    expect(s.failing.calls()).toEqual(steps);
-  });
+  for (const issuedBy of ['this server', 'another instance'] as const) {
+    const steps = stepsOf[issuedBy];
+    const rotation = steps.indexOf('grants.rotateRefreshToken');
 
-  for (const mode of ['before', 'after'] as const) {
-    for (const [n, step] of steps.entries()) {
-      // A rotation that committed with its answer lost is recognised at once (lost-answer.ts).
-      const recovered = mode === 'after' && step === 'grants.rotateRefreshToken';
-      it(`${step} failing ${mode} it takes effect: ${recovered ? 'the request answers 200 with what the storage holds' : 'a 5xx, and the retry with the same refresh token succeeds'}, no grant revoked`, async () => {
-        const s = await withTokens();
-        s.failing.arm(n, mode);
-        const first = await s.h.refresh(s.client, s.refreshToken);
-        s.failing.disarm();
-        expect(s.failing.calls()[n]).toBe(step);
-        if (recovered) {
-          await expectPersisted(s.h, s.client, first);
-        } else {
-          expectRetryableError(first);
-          await expectPersisted(s.h, s.client, await s.h.refresh(s.client, s.refreshToken));
-        }
-        expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
-      });
+    it(`a token issued by ${issuedBy}: each step is one storage call (${steps.join(', ')})`, async () => {
+      const s = await withTokens(issuedBy);
+      s.failing.arm(-1);
+      expect((await s.h.refresh(s.client, s.refreshToken)).status).toBe(200);
+      expect(s.failing.calls()).toEqual(steps);
+    });
+
+    for (const mode of ['before', 'after'] as const) {
+      for (const [n, step] of steps.entries()) {
+        // A rotation that committed with its answer lost is recognised at once (lost-answer.ts).
+        const recovered = mode === 'after' && step === 'grants.rotateRefreshToken';
+        it(`a token issued by ${issuedBy}: ${step} failing ${mode} it takes effect: ${recovered ? 'the request answers 200 with what the storage holds' : 'a 5xx, and the retry with the same refresh token succeeds'}, no grant revoked`, async () => {
+          const s = await withTokens(issuedBy);
+          s.failing.arm(n, mode);
+          const first = await s.h.refresh(s.client, s.refreshToken);
+          s.failing.disarm();
+          expect(s.failing.calls()[n]).toBe(step);
+          if (recovered) {
+            await expectPersisted(s.h, s.client, first);
+          } else {
+            expectRetryableError(first);
+            await expectPersisted(s.h, s.client, await s.h.refresh(s.client, s.refreshToken));
+          }
+          expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
+        });
+      }
     }
-  }
 
-  it('FLT-03 grants.rotateRefreshToken committing with its answer lost and the storage still down when asked: a 5xx, then the same successor within the grace window', async () => {
-    const s = await withTokens();
-    s.failing.arm([2, 3], 'after');
-    expectRetryableError(await s.h.refresh(s.client, s.refreshToken));
-    s.failing.disarm();
-    await expectPersisted(s.h, s.client, await s.h.refresh(s.client, s.refreshToken));
-    expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
-  });
+    it(`FLT-03 a token issued by ${issuedBy}: grants.rotateRefreshToken committing with its answer lost and the storage still down when asked: a 5xx, then the same successor within the grace window`, async () => {
+      const s = await withTokens(issuedBy);
+      s.failing.arm([rotation, rotation + 1], 'after');
+      expectRetryableError(await s.h.refresh(s.client, s.refreshToken));
+      s.failing.disarm();
+      await expectPersisted(s.h, s.client, await s.h.refresh(s.client, s.refreshToken));
+      expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
+    });
+  }
 
   for (const mode of ['before', 'after'] as const) {
     for (const [n, step] of ['grants.getRefreshToken', 'grants.addAccessToken'].entries()) {

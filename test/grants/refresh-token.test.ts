@@ -280,3 +280,88 @@ describe('ID tokens on refresh (tokens.idTokenOnRefresh, OIDC Core §12.2)', () 
     }
   });
 });
+
+describe('refresh of a token this server issued (grants/recent-refresh-tokens.ts)', () => {
+  /** A server whose storage calls are recorded, with tokens for one client. */
+  async function recorded() {
+    const { recordingStorage } = await import('../helpers/recording-storage.js');
+    const recording = recordingStorage();
+    const g = await Harness.start({ storage: recording.storage });
+    const { client, body } = await g.tokens();
+    const { sha256 } = await import('../../src/core/crypto.js');
+    const hash = await sha256(body.refresh_token as string);
+    recording.calls.length = 0;
+    return { g, calls: recording.calls, client, body, hash };
+  }
+
+  it('reads nothing before the rotation, for the first refresh and for each successor', async () => {
+    const { g, calls, client, body } = await recorded();
+    try {
+      const first = json(await g.refresh(client, body.refresh_token as string));
+      const second = await g.refresh(client, first.refresh_token as string);
+      expect(second.status).toBe(200);
+      expect(calls.filter((call) => call.startsWith('grants.'))).toEqual([
+        'grants.rotateRefreshToken',
+        'grants.rotateRefreshToken',
+      ]);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('ATK-17 still refuses it once its grant was revoked elsewhere (another instance, an admin): nothing is issued', async () => {
+    const { g, client, body, hash } = await recorded();
+    try {
+      const record = await g.storage.grants.getRefreshToken(hash, g.clock.now());
+      // Straight in storage, as another instance would: this server's memory is not told.
+      expect(await g.storage.grants.revoke(record!.grantId, g.clock.now())).toBe(true);
+      expectError(await g.refresh(client, body.refresh_token as string), 'invalid_grant');
+      expect(g.events.some((e) => e.type === 'token.issued' && e.grantType === 'refresh_token')).toBe(false);
+      const { sha256 } = await import('../../src/core/crypto.js');
+      expect(
+        await g.storage.grants.getAccessToken(await sha256(body.access_token as string), g.clock.now()),
+      ).toBeNull();
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('RT-02 a token another instance already rotated is reuse past the grace window: the grant is revoked', async () => {
+    const { g, client, body, hash } = await recorded();
+    try {
+      const { fixtures } = await import('../../src/testing/index.js');
+      const record = await g.storage.grants.getRefreshToken(hash, g.clock.now());
+      const grant = await g.storage.grants.get(record!.grantId);
+      const elsewhere = {
+        tokenHash: hash,
+        successor: fixtures.refreshToken(grant!, { issuedAt: g.clock.now() }),
+        accessToken: fixtures.accessToken(grant!, { issuedAt: g.clock.now() }),
+        now: g.clock.now(),
+      };
+      expect(await g.storage.grants.rotateRefreshToken(elsewhere)).toEqual({ outcome: 'rotated' });
+      g.clock.advance(GRACE);
+      expectError(await g.refresh(client, body.refresh_token as string), 'invalid_grant');
+      expect(g.events.some((e) => e.type === 'refresh.reuse_detected')).toBe(true);
+      expect((await g.storage.grants.get(record!.grantId))?.revokedAt).toBeDefined();
+      expect(
+        await g.storage.grants.getAccessToken(elsewhere.accessToken.tokenHash, g.clock.now()),
+      ).toBeNull();
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('refuses it once expired, as storage would', async () => {
+    const { g, client, body } = await recorded();
+    try {
+      const record = await g.storage.grants.getRefreshToken(
+        await (await import('../../src/core/crypto.js')).sha256(body.refresh_token as string),
+        g.clock.now(),
+      );
+      g.clock.advance(record!.expiresAt - g.clock.now());
+      expectError(await g.refresh(client, body.refresh_token as string), 'invalid_grant');
+    } finally {
+      await g.close();
+    }
+  });
+});
