@@ -6,12 +6,12 @@
 import type { ServerConfig } from './config.js';
 import { nowSeconds } from './core/context.js';
 import type { AuthorizationServerEvent } from './core/events.js';
-import { RecentRefreshTokens } from './grants/recent-refresh-tokens.js';
+import { RecentlyIssued } from './grants/recently-issued.js';
 import type { KeyStore } from './keys/key-store.js';
 import type { ClientKeyResolver } from './protocol/client-keys.js';
 import type { ReplayStore } from './protocol/replay-store.js';
 import { type AccessTokenVerifier, storageVerifier } from './resource-server/verifier.js';
-import type { ClientRecord } from './storage/types.js';
+import type { AuthorizationCodeRecord, ClientRecord, RefreshTokenRecord } from './storage/types.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -69,8 +69,11 @@ export interface ServerContext {
   lookupClient(clientId: string, clientAddress?: string): Promise<ClientLookup>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
-  /** The refresh tokens this server issued and nobody presented yet (`grants/recent-refresh-tokens.ts`). */
-  readonly recentRefreshTokens: RecentRefreshTokens;
+  /** The codes and refresh tokens this server issued and nobody presented yet (`grants/recently-issued.ts`). */
+  readonly recentlyIssued: {
+    readonly codes: RecentlyIssued<AuthorizationCodeRecord>;
+    readonly refreshTokens: RecentlyIssued<RefreshTokenRecord>;
+  };
 }
 
 /** What {@link ServerContext.lookupClient} found, and whether it read storage to find it. */
@@ -174,6 +177,6 @@ export function createServerContext(
       clientCache.delete(clientId);
       unknownClients.delete(clientId);
     },
-    recentRefreshTokens: new RecentRefreshTokens(),
+    recentlyIssued: { codes: new RecentlyIssued(), refreshTokens: new RecentlyIssued() },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5/§4.6), as a recipe:
- * 1. read the code and check every binding WITHOUT consuming it (a wrong verifier must not burn
+ * 1. read the code (one this server issued is remembered, `recently-issued.ts`) and check every
+ *    binding WITHOUT consuming it (a wrong verifier must not burn
  *    the code, ATK-03); a consumed code is a replay: revoke what it issued (TOK-13), also after
  *    its expiry, for as long as its tombstone lasts;
  * 2. mint everything the response carries (access token, refresh token, ID token);
@@ -48,7 +49,11 @@ async function checkedCode(
   codeHash: string,
   verifier: string,
 ): Promise<AuthorizationCodeRecord> {
-  const record = await ctx.config.storage.codes.get(codeHash, ctx.now());
+  // A code this server issued is known without a read: whether it was used or expired since, the
+  // redemption in step 3 decides again, atomically (recently-issued.ts).
+  const record =
+    ctx.recentlyIssued.codes.take(codeHash, ctx.now()) ??
+    (await ctx.config.storage.codes.get(codeHash, ctx.now()));
   if (record === null || record.clientId !== client.clientId) throw invalidCode();
   const redirectUri = params.get('redirect_uri');
   if (
@@ -146,8 +151,8 @@ export async function authorizationCodeGrant(
   );
   if (redeemed.outcome === 'replayed') return replayed(ctx, client, redeemed.grantId);
   if (redeemed.outcome === 'invalid') throw invalidCode(); // expired since it was read
-  // Its first refresh needs no read (grants/recent-refresh-tokens.ts).
-  if (refresh !== undefined) ctx.recentRefreshTokens.remember(refresh.record);
+  // Its first refresh needs no read (recently-issued.ts).
+  if (refresh !== undefined) ctx.recentlyIssued.refreshTokens.remember(refresh.record.tokenHash, refresh.record);
 
   // Step 4: nothing below can fail the response.
   await markClientUsed(ctx, client);

@@ -1,7 +1,7 @@
 /**
  * The `refresh_token` grant (RFC 6749 §6, OAuth 2.1 §4.3), as a recipe:
  * 1. read the presented token (rotated or not; one this server issued is remembered, see
- *    `recent-refresh-tokens.ts`) and check the request against it: same client,
+ *    `recently-issued.ts`) and check the request against it: same client,
  *    a proof by the DPoP key it is bound to (a public client's, RFC 9449 §5), scope and resources
  *    that only narrow;
  * 2. decide what a token that is already rotated means: within the grace window, and sealed for
@@ -96,7 +96,7 @@ export async function refreshTokenGrant(
   // Step 1. A token this server issued is known without a read: what storage would add (rotated,
   // revoked, expired since) the rotation in step 4 decides again, atomically.
   const old: RefreshTokenRecord | null =
-    ctx.recentRefreshTokens.take(tokenHash, ctx.now()) ??
+    ctx.recentlyIssued.refreshTokens.take(tokenHash, ctx.now()) ??
     (await storage.grants.getRefreshToken(tokenHash, ctx.now()));
   if (old === null) throw invalidToken();
   if (old.clientId !== client.clientId) {
@@ -175,7 +175,7 @@ export async function refreshTokenGrant(
     if (result.outcome === 'invalid') throw invalidToken();
     if (result.outcome === 'rotated') {
       refreshToken = successor.token;
-      ctx.recentRefreshTokens.remember(successor.record);
+      ctx.recentlyIssued.refreshTokens.remember(successor.record.tokenHash, successor.record);
       ctx.emit({ type: 'refresh.rotated', clientId: client.clientId, grantId: old.grantId });
     } else {
       // A concurrent request with the same token rotated it first: step 2 again, on its facts.

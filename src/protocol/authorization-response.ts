@@ -71,8 +71,10 @@ export async function newCode(
   return { record, response };
 }
 
-/** Reports a stored code (`code.issued`). */
+/** Reports a stored code (`code.issued`) and remembers its record for its exchange. */
 export function codeIssued(ctx: ServerContext, code: AuthorizationCodeRecord): void {
+  // Its exchange needs no read of storage (grants/recently-issued.ts).
+  ctx.recentlyIssued.codes.remember(code.codeHash, code);
   ctx.emit({ type: 'code.issued', clientId: code.clientId, userId: code.userId, grantId: code.grantId });
 }
 

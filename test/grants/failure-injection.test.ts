@@ -110,86 +110,114 @@ async function expectPersisted(h: Harness, client: RegisteredClient, response: T
   expect(await active(h, client, String(json(next).access_token))).toBe(true);
 }
 
-describe('FLT-02 a storage failure at any step of the authorization_code grant', () => {
-  it('each step is one storage call: read the code, redeem it, then clear the new client’s expiry', async () => {
-    const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    s.failing.arm(-1);
-    expect((await s.h.exchange(s.client, code, pkce)).status).toBe(200);
-    expect(s.failing.calls()).toEqual(['codes.get', 'codes.redeem', 'clients.clearExpiry']);
-  });
+/** A second server on the same storage: what it issues, the first has never seen. */
+async function anotherInstance(s: { failing: { storage: Storage } }): Promise<Harness> {
+  const other = await Harness.start({ storage: s.failing.storage });
+  harnesses.push(other);
+  return other;
+}
 
-  for (const mode of ['before', 'after'] as const) {
-    for (const [n, step] of ['codes.get', 'codes.redeem', 'clients.clearExpiry'].entries()) {
-      it(`${step} failing ${mode} it takes effect: tokens all persisted, or a 5xx whose retry with the same code succeeds, no grant revoked`, async () => {
-        const s = await setUp();
-        const { code, pkce } = await s.h.obtainCode(s.client);
-        s.failing.arm(n, mode);
-        const first = await s.h.exchange(s.client, code, pkce);
-        s.failing.disarm();
-        expect(s.failing.calls()[n]).toBe(step);
-        if (first.status === 200) {
-          await expectPersisted(s.h, s.client, first);
-        } else {
-          expectRetryableError(first);
-          await expectPersisted(s.h, s.client, await s.h.exchange(s.client, code, pkce));
-        }
-        expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
-      });
-    }
+describe('FLT-02 a storage failure at any step of the authorization_code grant', () => {
+  /** A code for the setup's client, issued by this server (which remembers it) or another instance. */
+  async function codeFrom(s: Awaited<ReturnType<typeof setUp>>, issuedBy: IssuedBy) {
+    const source = issuedBy === 'this server' ? s.h : await anotherInstance(s);
+    return source.obtainCode(s.client);
   }
 
-  it('codes.redeem committing with its answer lost: the request itself answers 200 with the tokens the storage holds, and warns', async () => {
-    const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    s.failing.arm(1, 'after');
-    const response = await s.h.exchange(s.client, code, pkce);
-    s.failing.disarm();
-    // The redemption threw; the grant found the access token it minted stored, so it had committed.
-    expect(s.failing.calls().slice(0, 3)).toEqual(['codes.get', 'codes.redeem', 'grants.getAccessToken']);
-    await expectPersisted(s.h, s.client, response);
-    expect(s.warnings.some((w) => w.includes('answer was lost'))).toBe(true);
-    expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
-  });
+  // This server has not read the client yet when another instance ran the authorization.
+  const stepsOf: Record<IssuedBy, readonly string[]> = {
+    'this server': ['codes.redeem', 'clients.clearExpiry'],
+    'another instance': ['clients.get', 'codes.get', 'codes.redeem', 'clients.clearExpiry'],
+  };
 
-  it('codes.redeem failing before it takes effect, the storage still down when asked: a 5xx, and the code stays redeemable', async () => {
-    const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    s.failing.arm([1, 2], 'before');
-    expectRetryableError(await s.h.exchange(s.client, code, pkce));
-    s.failing.disarm();
-    await expectPersisted(s.h, s.client, await s.h.exchange(s.client, code, pkce));
-    expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
-  });
+  for (const issuedBy of ['this server', 'another instance'] as const) {
+    const steps = stepsOf[issuedBy];
+    const redeem = steps.indexOf('codes.redeem');
+    const clearExpiry = steps.indexOf('clients.clearExpiry');
 
-  it('RFC 6749 §4.1.2 codes.redeem committing with its answer lost and the storage still down when asked: a 5xx, and a retry of the code is a second use, refused and revoking', async () => {
-    // What is left of FLT-02 for codes: nothing tells the request that its redemption committed,
-    // and a code may not be answered twice. The storage's own retry (PostgreSQL, lost-answers
-    // test) narrows this to a database that stays unreachable across both checks.
-    const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    s.failing.arm([1, 2], 'after');
-    expectRetryableError(await s.h.exchange(s.client, code, pkce));
-    s.failing.disarm();
-    const retry = await s.h.exchange(s.client, code, pkce);
-    expect(retry.status).toBe(400);
-    expect(json(retry).error).toBe('invalid_grant');
-    expect(s.h.events.some((e) => e.type === 'code.replayed')).toBe(true);
-  });
+    it(`a code issued by ${issuedBy}: each step is one storage call (${steps.join(', ')})`, async () => {
+      const s = await setUp();
+      const { code, pkce } = await codeFrom(s, issuedBy);
+      s.failing.arm(-1);
+      expect((await s.h.exchange(s.client, code, pkce)).status).toBe(200);
+      expect(s.failing.calls()).toEqual(steps);
+    });
 
-  it('clients.clearExpiry failing is only bookkeeping: 200, a warning, and the next token request clears the expiry', async () => {
-    const s = await setUp();
-    const { code, pkce } = await s.h.obtainCode(s.client);
-    s.failing.arm(2, 'before');
-    const response = await s.h.exchange(s.client, code, pkce);
-    s.failing.disarm();
-    expect(response.status).toBe(200);
-    expect(s.warnings.some((w) => w.includes('expiry of a used client'))).toBe(true);
-    const stored = async () => s.h.storage.clients.get(s.client.client_id, s.h.clock.now());
-    expect((await stored())?.expiresAt).toBeDefined();
-    expect((await s.h.refresh(s.client, String(json(response).refresh_token))).status).toBe(200);
-    expect((await stored())?.expiresAt).toBeUndefined();
-  });
+    for (const mode of ['before', 'after'] as const) {
+      for (const [n, step] of steps.entries()) {
+        it(`a code issued by ${issuedBy}: ${step} failing ${mode} it takes effect: tokens all persisted, or a 5xx whose retry with the same code succeeds, no grant revoked`, async () => {
+          const s = await setUp();
+          const { code, pkce } = await codeFrom(s, issuedBy);
+          s.failing.arm(n, mode);
+          const first = await s.h.exchange(s.client, code, pkce);
+          s.failing.disarm();
+          expect(s.failing.calls()[n]).toBe(step);
+          if (first.status === 200) {
+            await expectPersisted(s.h, s.client, first);
+          } else {
+            expectRetryableError(first);
+            await expectPersisted(s.h, s.client, await s.h.exchange(s.client, code, pkce));
+          }
+          expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
+        });
+      }
+    }
+
+    it(`a code issued by ${issuedBy}: codes.redeem committing with its answer lost: the request itself answers 200 with the tokens the storage holds, and warns`, async () => {
+      const s = await setUp();
+      const { code, pkce } = await codeFrom(s, issuedBy);
+      s.failing.arm(redeem, 'after');
+      const response = await s.h.exchange(s.client, code, pkce);
+      s.failing.disarm();
+      // The redemption threw; the grant found the access token it minted stored, so it had committed.
+      expect(s.failing.calls().slice(0, redeem + 2)).toEqual([
+        ...steps.slice(0, redeem + 1),
+        'grants.getAccessToken',
+      ]);
+      await expectPersisted(s.h, s.client, response);
+      expect(s.warnings.some((w) => w.includes('answer was lost'))).toBe(true);
+      expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
+    });
+
+    it(`a code issued by ${issuedBy}: codes.redeem failing before it takes effect, the storage still down when asked: a 5xx, and the code stays redeemable`, async () => {
+      const s = await setUp();
+      const { code, pkce } = await codeFrom(s, issuedBy);
+      s.failing.arm([redeem, redeem + 1], 'before');
+      expectRetryableError(await s.h.exchange(s.client, code, pkce));
+      s.failing.disarm();
+      await expectPersisted(s.h, s.client, await s.h.exchange(s.client, code, pkce));
+      expect(s.h.events.filter((e) => e.type === 'grant.revoked')).toEqual([]);
+    });
+
+    it(`RFC 6749 §4.1.2 a code issued by ${issuedBy}: codes.redeem committing with its answer lost and the storage still down when asked: a 5xx, and a retry of the code is a second use, refused and revoking`, async () => {
+      // What is left of FLT-02 for codes: nothing tells the request that its redemption committed,
+      // and a code may not be answered twice. The storage's own retry (PostgreSQL, lost-answers
+      // test) narrows this to a database that stays unreachable across both checks.
+      const s = await setUp();
+      const { code, pkce } = await codeFrom(s, issuedBy);
+      s.failing.arm([redeem, redeem + 1], 'after');
+      expectRetryableError(await s.h.exchange(s.client, code, pkce));
+      s.failing.disarm();
+      const retry = await s.h.exchange(s.client, code, pkce);
+      expect(retry.status).toBe(400);
+      expect(json(retry).error).toBe('invalid_grant');
+      expect(s.h.events.some((e) => e.type === 'code.replayed')).toBe(true);
+    });
+
+    it(`a code issued by ${issuedBy}: clients.clearExpiry failing is only bookkeeping: 200, a warning, and the next token request clears the expiry`, async () => {
+      const s = await setUp();
+      const { code, pkce } = await codeFrom(s, issuedBy);
+      s.failing.arm(clearExpiry, 'before');
+      const response = await s.h.exchange(s.client, code, pkce);
+      s.failing.disarm();
+      expect(response.status).toBe(200);
+      expect(s.warnings.some((w) => w.includes('expiry of a used client'))).toBe(true);
+      const stored = async () => s.h.storage.clients.get(s.client.client_id, s.h.clock.now());
+      expect((await stored())?.expiresAt).toBeDefined();
+      expect((await s.h.refresh(s.client, String(json(response).refresh_token))).status).toBe(200);
+      expect((await stored())?.expiresAt).toBeUndefined();
+    });
+  }
 
   it('TOK-13 a late replay, after the code expired, still revokes everything the first redemption issued', async () => {
     const s = await setUp();
@@ -213,11 +241,7 @@ describe('FLT-02 FLT-03 a storage failure at any step of the refresh_token grant
    */
   async function withTokens(issuedBy: IssuedBy = 'this server') {
     const s = await setUp();
-    let source = s.h;
-    if (issuedBy === 'another instance') {
-      source = await Harness.start({ storage: s.failing.storage });
-      harnesses.push(source);
-    }
+    const source = issuedBy === 'this server' ? s.h : await anotherInstance(s);
     const { code, pkce } = await source.obtainCode(s.client);
     const body = json(await source.exchange(s.client, code, pkce));
     return { ...s, refreshToken: String(body.refresh_token) };

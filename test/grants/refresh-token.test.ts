@@ -281,7 +281,7 @@ describe('ID tokens on refresh (tokens.idTokenOnRefresh, OIDC Core §12.2)', () 
   });
 });
 
-describe('refresh of a token this server issued (grants/recent-refresh-tokens.ts)', () => {
+describe('refresh of a token this server issued (grants/recently-issued.ts)', () => {
   /** A server whose storage calls are recorded, with tokens for one client. */
   async function recorded() {
     const { recordingStorage } = await import('../helpers/recording-storage.js');

@@ -32,7 +32,7 @@ describe('storage round trips per step of a flow', () => {
     const tokens = json(await h.exchange(client, first.code, first.pkce));
     // The first exchange of a new registration adds one best-effort write after the commit point
     // (and this new server's first signature re-reads the keys it generated).
-    expect(calls).toEqual(['codes.get', 'keys.list', 'codes.redeem', 'clients.clearExpiry']);
+    expect(calls).toEqual(['keys.list', 'codes.redeem', 'clients.clearExpiry']);
     expect((await h.refresh(client, String(tokens.refresh_token))).status).toBe(200);
     calls.length = 0;
   });
@@ -59,14 +59,16 @@ describe('storage round trips per step of a flow', () => {
     // consumes it, stores the code and grows the remembered consent.
     expect(allow.made).toEqual(['interactions.get', 'interactions.complete']);
 
-    // The exchange: read the code (bindings, PKCE), then one atomic redemption.
+    // The exchange: one atomic redemption. The code was issued by this server, which remembers its
+    // record (bindings, PKCE challenge: grants/recently-issued.ts); the redemption decides whether
+    // it is still unused and unexpired.
     const code = redirectParams(allow.result).get('code') ?? '';
     const exchange = await during(() => h.exchange(client, code, p));
     expect(exchange.result.status).toBe(200);
-    expect(exchange.made).toEqual(['codes.get', 'codes.redeem']);
+    expect(exchange.made).toEqual(['codes.redeem']);
 
     // The refresh: one atomic rotation. The token was issued by this server, which remembers its
-    // record (grants/recent-refresh-tokens.ts); the rotation decides whether it is still active.
+    // record (grants/recently-issued.ts); the rotation decides whether it is still active.
     const refreshToken = String(json(exchange.result).refresh_token);
     const refresh = await during(() => h.refresh(client, refreshToken));
     expect(refresh.result.status).toBe(200);
