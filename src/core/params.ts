@@ -19,6 +19,8 @@ const MAX_PARAMS = 128;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** An unpaired surrogate (`u` mode sees one as a code point of category Cs) or a non-character. */
 const UNPAIRED_OR_NONCHARACTER = /[\p{Cs}\p{Noncharacter_Code_Point}]/u;
+/** Code units of which every hostile character has at least one (no `u` flag: units, not code points). */
+const MAYBE_HOSTILE = /[\u0000\ud800-\uffff]/;
 
 /**
  * A hostile character of `text` as `U+XXXX` (NUL first, else the first unpaired surrogate or
@@ -46,6 +48,9 @@ const UNPAIRED_OR_NONCHARACTER = /[\p{Cs}\p{Noncharacter_Code_Point}]/u;
  * @group Request and Response
  */
 export function hostileCharacter(text: string): string | undefined {
+  // Every hostile character has a code unit that is NUL or from U+D800 up (a surrogate half, or a
+  // non-character of the BMP's end): text without one, nearly all, needs no further look.
+  if (!MAYBE_HOSTILE.test(text)) return undefined;
   if (text.includes('\u0000')) return 'U+0000';
   const match = UNPAIRED_OR_NONCHARACTER.exec(text);
   if (match === null) return undefined;

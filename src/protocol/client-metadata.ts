@@ -44,6 +44,8 @@ export const displayText = (max: number) =>
 // line/paragraph separators; blanks (Zs) fold into one space.
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu;
 const BLANKS = /\p{Zs}+/gu;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+const SPACES = / {2,}/g;
 
 /**
  * A display name as users should see it: NFC, without control, bidi, zero-width or other format
@@ -64,6 +66,9 @@ const BLANKS = /\p{Zs}+/gu;
  * @group Client Registration (RFC 7591)
  */
 export function normalizeDisplayName(text: string): string {
+  // Printable ASCII (most names) is already NFC and holds no control or format character: only
+  // the runs of spaces are folded.
+  if (PRINTABLE_ASCII.test(text)) return text.replace(SPACES, ' ').trim();
   return text
     .normalize('NFC')
     .replace(INVISIBLE, (run) => (/[\t\n\v\f\r\u0085\u2028\u2029]/.test(run) ? ' ' : ''))

@@ -128,6 +128,28 @@ describe('ABU-05 the parsers refuse hostile characters', () => {
 });
 
 describe('ABU-05 display names', () => {
+  it('normalizeDisplayName treats printable ASCII exactly as the general rule does (its fast path)', () => {
+    // The general rule, written out: NFC, invisible runs dropped (line breaks as a space), blanks folded, trimmed.
+    const general = (text: string) =>
+      text
+        .normalize('NFC')
+        .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, (run) =>
+          /[\t\n\v\f\r\u0085\u2028\u2029]/.test(run) ? ' ' : '',
+        )
+        .replace(/\p{Zs}+/gu, ' ')
+        .trim();
+    const ascii = fc.string({
+      unit: fc.constantFrom(' ', ' ', 'a', 'Z', '0', '~', '!', '-', '.'),
+      maxLength: 30,
+    });
+    fc.assert(
+      fc.property(fc.oneof(ascii, fc.string({ unit: 'grapheme-ascii', maxLength: 30 })), (text) => {
+        expect(normalizeDisplayName(text)).toBe(general(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('normalizeDisplayName leaves no control, format or separator character, is NFC, trimmed and idempotent', () => {
     fc.assert(
       fc.property(nastyString, (text) => {
