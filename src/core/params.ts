@@ -19,8 +19,8 @@ const MAX_PARAMS = 128;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** An unpaired surrogate (`u` mode sees one as a code point of category Cs) or a non-character. */
 const UNPAIRED_OR_NONCHARACTER = /[\p{Cs}\p{Noncharacter_Code_Point}]/u;
-/** Code units of which every hostile character has at least one (no `u` flag: units, not code points). */
-const MAYBE_HOSTILE = /[\u0000\ud800-\uffff]/;
+/** A code unit from U+D800 up (no `u` flag: code units, not code points). */
+const HIGH_CODE_UNIT = /[\ud800-\uffff]/;
 
 /**
  * A hostile character of `text` as `U+XXXX` (NUL first, else the first unpaired surrogate or
@@ -48,10 +48,10 @@ const MAYBE_HOSTILE = /[\u0000\ud800-\uffff]/;
  * @group Request and Response
  */
 export function hostileCharacter(text: string): string | undefined {
-  // Every hostile character has a code unit that is NUL or from U+D800 up (a surrogate half, or a
-  // non-character of the BMP's end): text without one, nearly all, needs no further look.
-  if (!MAYBE_HOSTILE.test(text)) return undefined;
   if (text.includes('\u0000')) return 'U+0000';
+  // Every other hostile character has a code unit from U+D800 up (a surrogate half, or a
+  // non-character of the BMP's end): text without one, nearly all, needs no further look.
+  if (!HIGH_CODE_UNIT.test(text)) return undefined;
   const match = UNPAIRED_OR_NONCHARACTER.exec(text);
   if (match === null) return undefined;
   return `U+${match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;

@@ -152,7 +152,8 @@ export async function authorizationCodeGrant(
   if (redeemed.outcome === 'replayed') return replayed(ctx, client, redeemed.grantId);
   if (redeemed.outcome === 'invalid') throw invalidCode(); // expired since it was read
   // Its first refresh needs no read (recently-issued.ts).
-  if (refresh !== undefined) ctx.recentlyIssued.refreshTokens.remember(refresh.record.tokenHash, refresh.record);
+  if (refresh !== undefined)
+    ctx.recentlyIssued.refreshTokens.remember(refresh.record.tokenHash, refresh.record);
 
   // Step 4: nothing below can fail the response.
   await markClientUsed(ctx, client);

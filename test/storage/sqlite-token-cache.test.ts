@@ -79,7 +79,7 @@ describe('SQLite access-token cache', () => {
     const cache = new AccessTokenCache(3);
     const tokens = Array.from({ length: 4 }, () => fixtures.accessToken(fixtures.grant()));
     const counts = tokens.map((token) => reader(token));
-    tokens.forEach((token, i) => cache.get(a, token.tokenHash, NOW, counts[i]!.read));
+    for (const [i, token] of tokens.entries()) cache.get(a, token.tokenHash, NOW, counts[i]!.read);
     expect(cache.size).toBe(3);
     // The last three were kept; the first was dropped, and is read again.
     for (const i of [1, 2, 3, 0]) cache.get(a, tokens[i]!.tokenHash, NOW, counts[i]!.read);
