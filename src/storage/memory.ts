@@ -4,6 +4,8 @@
  * atomic in a single JavaScript process. Data is lost when the process exits.
  * @module
  */
+
+import { notRotated } from './rotation.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -274,15 +276,7 @@ export function memoryStorage(): Storage {
           return { outcome: 'invalid' };
         const entry = activeGrant(old.grantId, now);
         if (entry === undefined) return { outcome: 'invalid' };
-        if (old.rotatedAt !== undefined) {
-          return {
-            outcome: 'already_rotated',
-            grantId: old.grantId,
-            rotatedAt: old.rotatedAt,
-            successorHash: old.successorHash ?? '',
-            ...(old.sealedSuccessor === undefined ? {} : { sealedSuccessor: old.sealedSuccessor }),
-          };
-        }
+        if (old.rotatedAt !== undefined) return notRotated(old);
         refreshTokens.set(tokenHash, {
           ...old,
           rotatedAt: now,

@@ -12,6 +12,8 @@
  * a replay. Consuming a pending authorization is never repeated: its answer is the record.
  * @module
  */
+
+import { notRotated } from '../rotation.js';
 import type {
   ClientStore,
   CodeStore,
@@ -229,17 +231,15 @@ export class SqlStorage implements Storage {
         // Nothing matched. Why is read on facts that never revert (rotated_at is set once,
         // revocation is final), so this second statement cannot contradict the first.
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
-        if (row === undefined || row.rotated_at === null || row.successor_hash === null)
-          return { outcome: 'invalid' };
+        const result = notRotated(row === undefined ? null : refreshTokensTable.record(row));
         // Rotated to our successor: a first attempt committed and only its answer was lost.
-        if (done.uncertain && row.successor_hash === successor.tokenHash) return { outcome: 'rotated' };
-        return {
-          outcome: 'already_rotated',
-          grantId: row.grant_id,
-          rotatedAt: row.rotated_at,
-          successorHash: row.successor_hash,
-          ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
-        };
+        if (
+          done.uncertain &&
+          result.outcome === 'already_rotated' &&
+          result.successorHash === successor.tokenHash
+        )
+          return { outcome: 'rotated' };
+        return result;
       },
     };
 

@@ -13,6 +13,8 @@
  * `Retry-After`; a transaction that throws has written nothing.
  * @module
  */
+
+import { notRotated } from '../rotation.js';
 import type {
   ClientStore,
   CodeStore,
@@ -268,16 +270,7 @@ export class SqliteStorage implements Storage {
           }
           // Nothing matched: read why, under the same write lock.
           const row = db.get<RefreshTokenRow>(SQL.getRefreshToken, tokenHash, now, now);
-          if (row === undefined || row.rotated_at === null || row.successor_hash === null) {
-            return { outcome: 'invalid' };
-          }
-          return {
-            outcome: 'already_rotated',
-            grantId: row.grant_id,
-            rotatedAt: row.rotated_at,
-            successorHash: row.successor_hash,
-            ...(row.sealed_successor === null ? {} : { sealedSuccessor: row.sealed_successor }),
-          };
+          return notRotated(row === undefined ? null : refreshTokenRecord(row));
         }),
     };
 
