@@ -4,12 +4,13 @@
  * address taken from the socket; raw headers kept, so a repeated Authorization is refused; paths
  * read from `originalUrl`; a malformed Host or request target answered like any OAuth error.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExpressRouter } from '../../src/adapters/express.js';
 import { toNodeHandler } from '../../src/adapters/node.js';
+import { writeResponse } from '../../src/adapters/node-messages.js';
 import type { OAuthRequest } from '../../src/core/http.js';
 import type { AuthorizationServer } from '../../src/server.js';
 import { CB, Harness } from '../helpers/harness.js';
@@ -309,5 +310,78 @@ describe('toNodeHandler: what reaches the core', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ client_name: 'mounted' });
     c.close();
     await stop(http);
+  });
+});
+
+describe('writeResponse: a core response on a ServerResponse', () => {
+  /** Serves one request with `write`, after `prepare` had its say, and returns the raw answer. */
+  async function written(
+    write: (res: ServerResponse) => void,
+    prepare: (res: ServerResponse) => void = () => {},
+  ) {
+    const http = createServer((req, res) => {
+      req.resume();
+      prepare(res);
+      write(res);
+    });
+    const c = new RawConnection(await listen(http));
+    await c.write(rawRequest('GET', '/', {}));
+    const answer = await c.response();
+    c.close();
+    await stop(http);
+    return answer;
+  }
+
+  it('writes the status, every header and a Content-Length counted in bytes, not characters', async () => {
+    const body = '{"name":"Zoë ✓"}';
+    const answer = await written((res) =>
+      writeResponse(res, {
+        status: 201,
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' },
+        body,
+      }),
+    );
+    expect(answer.status).toBe(201);
+    expect(answer.headers['content-type']).toBe('application/json');
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.headers.pragma).toBe('no-cache');
+    expect(answer.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+    expect(answer.body).toBe(body);
+  });
+
+  it('replaces what the host set with setHeader under the same name, and keeps its other headers', async () => {
+    const answer = await written(
+      (res) => writeResponse(res, { status: 200, headers: { 'cache-control': 'no-store' }, body: '{}' }),
+      (res) => {
+        res.setHeader('Cache-Control', 'public, max-age=600');
+        res.setHeader('X-Powered-By', 'host');
+      },
+    );
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect(answer.head.match(/^cache-control:/gim)).toHaveLength(1);
+    expect(answer.headers['x-powered-by']).toBe('host');
+  });
+
+  it("sends one Content-Length, the body's own, whatever the response's headers said", async () => {
+    const answer = await written((res) =>
+      writeResponse(res, { status: 200, headers: { 'content-length': '999' }, body: 'four' }),
+    );
+    expect(answer.head.match(/^content-length:/gim)).toHaveLength(1);
+    expect(answer.headers['content-length']).toBe('4');
+    expect(answer.body).toBe('four');
+  });
+
+  it('adds Connection: close when asked, once, and a redirect without a body has no Content-Length of its own', async () => {
+    const closing = await written((res) =>
+      writeResponse(res, { status: 200, headers: { connection: 'keep-alive' }, body: '{}' }, true),
+    );
+    expect(closing.head.match(/^connection:/gim)).toHaveLength(1);
+    expect(closing.headers.connection).toBe('close');
+    const redirect = await written((res) =>
+      writeResponse(res, { status: 302, headers: { location: 'http://127.0.0.1:49152/cb?code=x' } }),
+    );
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.location).toBe('http://127.0.0.1:49152/cb?code=x');
+    expect(redirect.body).toBe('');
   });
 });

@@ -8,6 +8,8 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The status line and header lines as sent (repeats visible). */
+  head: string;
 }
 
 export class RawConnection {
@@ -43,7 +45,8 @@ export class RawConnection {
     for (;;) {
       const end = this.#buffer.indexOf('\r\n\r\n');
       if (end !== -1) {
-        const lines = this.#buffer.subarray(0, end).toString('latin1').split('\r\n');
+        const head = this.#buffer.subarray(0, end).toString('latin1');
+        const lines = head.split('\r\n');
         const headers: Record<string, string> = {};
         for (const line of lines.slice(1)) {
           const colon = line.indexOf(':');
@@ -53,7 +56,7 @@ export class RawConnection {
         if (this.#buffer.length >= end + 4 + length) {
           const body = this.#buffer.subarray(end + 4, end + 4 + length).toString('utf8');
           this.#buffer = this.#buffer.subarray(end + 4 + length);
-          return { status: Number(lines[0]!.split(' ')[1]), headers, body };
+          return { status: Number(lines[0]!.split(' ')[1]), headers, body, head };
         }
       }
       if (this.#ended)
