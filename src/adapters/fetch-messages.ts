@@ -208,12 +208,35 @@ function headersOf(request: Request): Record<string, string> {
  * @group Adapters
  */
 export function toOAuthRequest(request: Request, options: FetchRequestOptions): Promise<TranslatedRequest> {
-  return translate(request, new URL(request.url), headersOf(request), options);
+  return translate(request, pathAndQuery(request.url), headersOf(request), options);
+}
+
+/** The path and query of an absolute URL, as the URL parser reads them. */
+function pathAndQuery(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+/** Only characters the URL parser keeps as they are, in a path and in a query alike. */
+const VERBATIM_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
+/** A `.` or `..` segment, literal or percent-encoded, which the URL parser would resolve. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
+
+/**
+ * `target` (a request target in origin form, `/path?query`) when the URL parser would give back
+ * exactly it as the path and query of a URL ending in it, else `undefined`: no character it
+ * percent-encodes or reads as a delimiter (`'` in a query, `#`, spaces, non-ASCII), no dot segment
+ * to resolve, no empty query (which it drops). Lets an adapter that has the target verbatim (the
+ * node adapter) skip parsing the URL a second time; any other target is parsed as before.
+ */
+export function verbatimTarget(target: string): string | undefined {
+  if (!VERBATIM_TARGET.test(target) || DOT_SEGMENT.test(target) || target.endsWith('?')) return undefined;
+  return target;
 }
 
 async function translate(
   request: Request,
-  url: URL,
+  target: string,
   headers: Record<string, string>,
   options: FetchRequestOptions,
 ): Promise<TranslatedRequest> {
@@ -233,7 +256,7 @@ async function translate(
     ok: true,
     request: {
       method: request.method,
-      url: url.pathname + url.search,
+      url: target,
       headers,
       body,
       remoteAddress: options.remoteAddress,
@@ -246,7 +269,8 @@ async function translate(
  * body then stays unread, for the host). What `createFetchHandler` and the node adapter share:
  * they differ only in how the answer is written and where other paths go. `headers`, when the host
  * already has them as {@link toOAuthRequest} would read them (the node adapter, from Node's raw
- * list), spare building the Fetch `Headers`.
+ * list), spare building the Fetch `Headers`; `target`, the path and query as parsing the request's
+ * URL would give them (see {@link verbatimTarget}), spares parsing it.
  */
 export async function answerFetchRequest(
   server: AuthorizationServer,
@@ -254,9 +278,11 @@ export async function answerFetchRequest(
   remoteAddress: string | undefined,
   onBodyAlreadyRead: () => void,
   headers?: Record<string, string>,
+  target?: string,
 ): Promise<OAuthResponse | null> {
-  const url = new URL(request.url);
-  if (!server.matches(url.pathname)) return null;
+  const url = target ?? pathAndQuery(request.url);
+  const query = url.indexOf('?');
+  if (!server.matches(query === -1 ? url : url.slice(0, query))) return null;
   const readBefore = request.bodyUsed;
   const translated = await translate(request, url, headers ?? headersOf(request), {
     maxBodyBytes: server.maxBodyBytes,

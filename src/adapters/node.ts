@@ -13,7 +13,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OAuthError } from '../core/errors.js';
 import { bodyless, errorResponse } from '../core/http.js';
 import type { AuthorizationServer } from '../server.js';
-import { answerFetchRequest, bodyAlreadyRead, onceWarning, toResponse } from './fetch-messages.js';
+import { answerFetchRequest, bodyAlreadyRead, onceWarning, toResponse, verbatimTarget } from './fetch-messages.js';
 import { writeResponse } from './node-messages.js';
 
 export { guardNodeRequest } from '../resource-server/node.js';
@@ -158,6 +158,8 @@ export function toNodeHandler(
         incoming.socket.remoteAddress,
         warnBodyAlreadyRead,
         headerRecord(incoming.rawHeaders),
+        // The bridge built `request.url` from this same target (set below).
+        verbatimTarget(incoming.url ?? '/'),
       );
       // The core's response is a status, headers and a string: written as is, without a Response.
       writeResponse(outgoing, response ?? notFound);

@@ -201,7 +201,8 @@ async function createApp(parts: AppParts): Promise<OpenAPIHono<AppEnv>> {
 
 /**
  * Starts the server. It listens first (port 0 picks a free port, which the default issuer needs),
- * then builds everything; requests that arrive meanwhile wait for it.
+ * then builds everything; requests that arrive meanwhile wait: the library's endpoints and metadata
+ * until the library has started, every other path until the seeding and the app are done too.
  */
 export async function startCourseSchool(config: AppConfig): Promise<CourseSchoolServer> {
   let app: OpenAPIHono<AppEnv> | undefined;
@@ -218,8 +219,15 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     // adapter's own clean-up listeners cost ~40 µs per POST for nothing.
     { autoCleanupIncoming: false },
   );
-  // Until the library has started, everything goes to Hono (which waits for `ready`).
-  let dispatch = (req: IncomingMessage, res: ServerResponse): void => void hono(req, res);
+  // Until the library has started, every request waits for it and is then dispatched as any later
+  // one: the library's paths to the library, the rest to Hono (which waits for `ready`). Waiting in
+  // Hono instead would answer a library path that arrived early 404, as an app route it lacks.
+  let whenLibraryUp: (() => void) | undefined;
+  const libraryUp = new Promise<void>((resolve) => {
+    whenLibraryUp = resolve;
+  });
+  let dispatch = (req: IncomingMessage, res: ServerResponse): void =>
+    void libraryUp.then(() => dispatch(req, res));
   // Timeouts for slow clients and a connection cap (config.ts, DEFAULT_CONNECTION_LIMITS): set
   // before listening, when Node reads how often to enforce them.
   const server = hardenServer(
@@ -261,19 +269,23 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
     });
     const { oauth } = library;
     oauthClose = () => oauth.close();
-    await seeding;
-    app = await createApp({ config, issuer, data, sessions, clients, library });
     // The library answers its own endpoints and documents through its node adapter, ahead of Hono:
     // it checks the Host itself (the same allowed hosts), reads its bodies, and needs none of the
     // app's middleware, so its requests skip a second Fetch request and Hono's dispatch (about
     // 18 µs of server CPU per request: `npm run bench -- --workloads userinfo`). Every other path,
     // and a request with two session cookies (refused by the middleware above), goes to Hono.
+    // From here on: the library needs neither the demo accounts nor the app's routes, so its
+    // metadata answers while the seeding (two scrypt hashes on a first start) and the app finish;
+    // a sign-in meanwhile is a page of Hono's, which waits for both.
     const answerOAuth = toNodeHandler(oauth);
     const ownCookies = [sessions.cookieName, loginCookieName(sessions.secure)];
     dispatch = (req, res) => {
       if (repeatsCookie(req.headers.cookie, ownCookies)) return void hono(req, res);
       void answerOAuth(req, res, () => void hono(req, res));
     };
+    whenLibraryUp?.();
+    await seeding;
+    app = await createApp({ config, issuer, data, sessions, clients, library });
 
     const sweeper = setInterval(() => {
       data
