@@ -13,7 +13,13 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { OAuthError } from '../core/errors.js';
 import { bodyless, errorResponse } from '../core/http.js';
 import type { AuthorizationServer } from '../server.js';
-import { answerFetchRequest, bodyAlreadyRead, onceWarning, toResponse, verbatimTarget } from './fetch-messages.js';
+import {
+  answerFetchRequest,
+  bodyAlreadyRead,
+  onceWarning,
+  toResponse,
+  verbatimTarget,
+} from './fetch-messages.js';
 import { writeResponse } from './node-messages.js';
 
 export { guardNodeRequest } from '../resource-server/node.js';
