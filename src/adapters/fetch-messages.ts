@@ -12,6 +12,7 @@ import {
   type OAuthRequest,
   type OAuthResponse,
   payloadTooLarge,
+  splitUrl,
 } from '../core/http.js';
 import type { AuthorizationServer } from '../server.js';
 
@@ -281,8 +282,7 @@ export async function answerFetchRequest(
   target?: string,
 ): Promise<OAuthResponse | null> {
   const url = target ?? pathAndQuery(request.url);
-  const query = url.indexOf('?');
-  if (!server.matches(query === -1 ? url : url.slice(0, query))) return null;
+  if (!server.matches(splitUrl(url).path)) return null;
   const readBefore = request.bodyUsed;
   const translated = await translate(request, url, headers ?? headersOf(request), {
     maxBodyBytes: server.maxBodyBytes,

@@ -76,18 +76,15 @@ export function nodeHeaders(req: IncomingMessage): Record<string, string | undef
 export function writeResponse(res: ServerResponse, response: OAuthResponse, close = false): void {
   // A flat `[name, value, ...]` list, which Node writes as it is: no copy of the headers object
   // (about 3 µs less per response). A header the host set before with `setHeader` is still
-  // replaced, as with an object. The two fields written here replace the response's own.
+  // replaced, as with an object. The fields written here replace the response's own.
+  const body = response.body;
   const fields: string[] = [];
   for (const name in response.headers) {
-    if (name === 'content-length' || name === 'connection') continue;
+    if (name === 'content-length' ? body !== undefined : close && name === 'connection') continue;
     fields.push(name, response.headers[name]!);
   }
   if (close) fields.push('connection', 'close');
-  else if (response.headers.connection !== undefined) fields.push('connection', response.headers.connection);
-  if (response.body !== undefined) fields.push('content-length', String(Buffer.byteLength(response.body)));
-  else if (response.headers['content-length'] !== undefined) {
-    fields.push('content-length', response.headers['content-length']);
-  }
+  if (body !== undefined) fields.push('content-length', String(Buffer.byteLength(body)));
   res.writeHead(response.status, fields);
-  res.end(response.body);
+  res.end(body);
 }
