@@ -1,5 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteDatabaseWith, type SqliteDatabase } from '../../src/storage/sqlite/database.js';
+import {
+  openSqliteDatabaseWith,
+  type SqliteDatabase,
+  WAL_AUTOCHECKPOINT_PAGES,
+} from '../../src/storage/sqlite/database.js';
 import type { SqliteDriverName } from '../../src/storage/sqlite/driver.js';
 import { isSqliteConstraint } from '../../src/storage/sqlite/errors.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
@@ -32,17 +36,23 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
     scratch.remove();
   });
 
-  it.skipIf(driver === undefined)('opens the file in WAL mode with the durability pragmas', () => {
-    const db = openDb();
-    expect(db.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).toBe('wal');
-    expect(db.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(1); // NORMAL
-    expect(db.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(5000);
-    expect(db.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys).toBe(1);
-    expect(db.get<{ trusted_schema: number }>('PRAGMA trusted_schema')?.trusted_schema).toBe(0);
-    const full = openDb({ synchronous: 'full', busyTimeoutMs: 250 });
-    expect(full.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(2); // FULL
-    expect(full.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(250);
-  });
+  it.skipIf(driver === undefined)(
+    'opens the file in WAL mode with the durability and checkpoint pragmas',
+    () => {
+      const db = openDb();
+      expect(db.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).toBe('wal');
+      expect(db.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(1); // NORMAL
+      expect(db.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(5000);
+      expect(db.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys).toBe(1);
+      expect(db.get<{ trusted_schema: number }>('PRAGMA trusted_schema')?.trusted_schema).toBe(0);
+      expect(db.get<{ wal_autocheckpoint: number }>('PRAGMA wal_autocheckpoint')?.wal_autocheckpoint).toBe(
+        WAL_AUTOCHECKPOINT_PAGES,
+      );
+      const full = openDb({ synchronous: 'full', busyTimeoutMs: 250 });
+      expect(full.get<{ synchronous: number }>('PRAGMA synchronous')?.synchronous).toBe(2); // FULL
+      expect(full.get<{ timeout: number }>('PRAGMA busy_timeout')?.timeout).toBe(250);
+    },
+  );
 
   it.skipIf(driver === undefined)(
     'prepares each statement once and reuses it, within a bounded cache',

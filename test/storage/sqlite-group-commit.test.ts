@@ -29,7 +29,7 @@ afterAll(async () => {
  */
 async function counted(name: string, options: { busyTimeoutMs?: number } = {}) {
   const db = await openSqliteDatabase({ path: scratch.file(name), ...options });
-  const state = { transactions: 0, failCommit: false };
+  const state = { transactions: 0, failCommit: false, statements: [] as string[] };
   const wrapped: SqliteDatabase = {
     get file() {
       return db.file;
@@ -43,7 +43,10 @@ async function counted(name: string, options: { busyTimeoutMs?: number } = {}) {
     get inTransaction() {
       return db.inTransaction;
     },
-    run: (sql, ...params) => db.run(sql, ...params),
+    run: (sql, ...params) => {
+      state.statements.push(sql);
+      return db.run(sql, ...params);
+    },
     get: (sql, ...params) => db.get(sql, ...params),
     all: (sql, ...params) => db.all(sql, ...params),
     exec: (sql) => db.exec(sql),
@@ -87,6 +90,8 @@ describe('SQLite group commit', () => {
     const before = state.transactions;
     await Promise.all(clients.map((client) => storage.clients.create(client)));
     expect(state.transactions - before).toBe(1);
+    // No step failed: no savepoint was needed.
+    expect(state.statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toEqual([]);
     const other = await openSqliteDatabase({ path: scratch.file('one-turn.sqlite') });
     closers.push(() => other.close());
     const stored = other.all<{ client_id: string }>('SELECT client_id FROM portcullis_clients');
@@ -138,7 +143,9 @@ describe('SQLite group commit', () => {
         now: NOW,
       }),
     ]);
-    expect(state.transactions - before).toBe(1);
+    // Once without savepoints (rolled back when the redemption threw), once with a savepoint each.
+    expect(state.transactions - before).toBe(2);
+    expect(state.statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(2);
     expect(created.status).toBe('fulfilled');
     expect(failed.status).toBe('rejected');
     expect(await storage.clients.get(client.clientId, NOW)).toEqual(client);

@@ -144,6 +144,15 @@ const MAX_BUSY_TIMEOUT_MS = 60_000;
 const DEFAULT_STATEMENT_CACHE_SIZE = 200;
 /** The WAL file is truncated back to this after a checkpoint (bytes). */
 const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+/**
+ * Pages the write-ahead log may hold before a commit copies it into the database file (SQLite's
+ * default is 1,000). A checkpoint writes each page of the log once, however often it changed: the
+ * last pages of the token tables and of their `expires_at` indexes change in every commit, so a
+ * longer log copies fewer of them per token. At 10,000 pages (about 40 MB, under
+ * {@link JOURNAL_SIZE_LIMIT}) a refresh costs about 9 % less server CPU than at 1,000 (benchmark
+ * host, alternating windows).
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /** Whether `value` is a promise or another thenable (a transaction callback must not return one). */
 export function isThenable(value: unknown): boolean {
@@ -358,6 +367,7 @@ export function openSqliteDatabaseWith(
     connection.exec('PRAGMA foreign_keys = ON');
     connection.exec('PRAGMA trusted_schema = OFF');
     connection.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+    connection.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   } catch (error) {
     connection.close();
     throw sqliteFailure(error, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);

@@ -5,15 +5,19 @@
  *
  * Why: SQLite's cost per write is mostly per commit, not per row. A commit takes and releases the
  * file's locks (`fcntl` system calls), writes every page it changed to the log (two `pwrite`s per
- * page), and every thousand pages copies the log into the database file with two `fsync`s. The
+ * page), and every 10,000 pages copies the log into the database file with two `fsync`s. The
  * pages the steps of one turn change overlap (the last page of each table, of each `expires_at`
  * index), so one commit for all of them writes fewer pages than one commit each. Under load the
  * server reads several requests per turn of the event loop; when it is idle a step waits for no
  * one (its turn holds only itself).
  *
  * What stays as it was:
- * - Atomic: each step runs inside its own `SAVEPOINT`; a step that throws is rolled back to it (its
- *   writes undone, the others' kept) and its caller gets the error.
+ * - Atomic: a step that throws has its writes undone and the others' kept, and its caller gets the
+ *   error. The group first runs without savepoints (each would cost two statements and a copy of
+ *   every page the step changes); when a step throws, the whole transaction is rolled back and the
+ *   group runs again with each step inside its own `SAVEPOINT`, rolled back to it when it throws.
+ *   So a step's body may run twice, and must do nothing but its statements (and what is safe to
+ *   repeat).
  * - Serial: the steps run one after the other in the order they were submitted, under the file's
  *   write lock (`BEGIN IMMEDIATE`), each seeing what the previous ones wrote; of two rivals (two
  *   rotations of one refresh token), the first rotates and the second is told of its successor,
@@ -37,7 +41,7 @@ type Outcome =
   | { readonly ok: false; readonly error: unknown };
 
 /** Runs `callback` after the I/O callbacks of this turn of the event loop (`setImmediate` where it exists). */
-const afterThisTurn: (callback: () => void) => void =
+export const afterThisTurn: (callback: () => void) => void =
   typeof globalThis.setImmediate === 'function'
     ? (callback) => {
         globalThis.setImmediate(callback);
@@ -114,6 +118,39 @@ function commitGroup(group: readonly Pending[]): void {
     only.resolve(value);
     return;
   }
+  // Without savepoints first; when a step throws, again with one per step (see "Atomic" above).
+  const values: unknown[] = [];
+  let stepFailed = false;
+  try {
+    db.transaction(() => {
+      for (const step of group) {
+        let value: unknown;
+        try {
+          value = step.body();
+          if (isThenable(value)) throw new TypeError('a storage step must be synchronous');
+        } catch (error) {
+          stepFailed = true;
+          throw error;
+        }
+        values.push(value);
+      }
+    });
+  } catch (error) {
+    if (stepFailed) {
+      commitWithSavepoints(group, db);
+      return;
+    }
+    // BEGIN or COMMIT failed: no step has been acknowledged, each is told.
+    for (const step of group) step.reject(error);
+    return;
+  }
+  group.forEach((step, i) => {
+    step.resolve(values[i]);
+  });
+}
+
+/** `group` in one transaction again, each step under its own savepoint: a failing step undone alone. */
+function commitWithSavepoints(group: readonly Pending[], db: SqliteDatabase): void {
   const outcomes: Outcome[] = [];
   try {
     db.transaction(() => {

@@ -30,6 +30,7 @@ import type {
 import { CODE_TOMBSTONE_SECONDS } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import { GroupCommit } from './group-commit.js';
+import { ReadBatch } from './read-batch.js';
 import {
   type AccessTokenRow,
   accessTokenParams,
@@ -93,6 +94,7 @@ export class SqliteStorage implements Storage {
   readonly replay: ReplayStore;
   readonly #settings: SqliteStorageSettings;
   readonly #group = new GroupCommit();
+  readonly #reads = new ReadBatch();
   #db: SqliteDatabase | undefined;
   #opening: Promise<SqliteDatabase> | undefined;
   #closed = false;
@@ -106,9 +108,11 @@ export class SqliteStorage implements Storage {
       throw new TypeError('storage: deleteBatchSize must be a positive integer');
     }
     this.#settings = settings;
-    /** Runs one step on the database, opened (and migrated) on first use. */
-    const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> =>
-      body(this.#db ?? (await this.#open()));
+    /** Runs one read step with this turn's other reads (the database opened and migrated on first use). */
+    const step = async <T>(body: (db: SqliteDatabase) => T): Promise<T> => {
+      const db = this.#db ?? (await this.#open());
+      return this.#reads.submit(db, () => body(db));
+    };
     /** Runs one write step (its statements atomic together) in this turn's shared transaction. */
     const write = async <T>(body: (db: SqliteDatabase) => T): Promise<T> => {
       const db = this.#db ?? (await this.#open());
@@ -361,8 +365,8 @@ export class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    // The write steps already submitted (this turn's group) are committed first.
-    await this.#group.settled();
+    // The steps already submitted (this turn's reads and writes) are answered first.
+    await Promise.all([this.#reads.settled(), this.#group.settled()]);
     const opening = this.#opening;
     this.#db = undefined;
     this.#opening = undefined;

@@ -10,7 +10,8 @@
  *   empties the cache in the very step that writes it, before its commit;
  * - a commit by any other connection (another process, another storage on the same file) changes
  *   SQLite's `PRAGMA data_version`, read before every use: then the cache is emptied, and the token
- *   read again.
+ *   read again. The storage runs that read inside its turn's read transaction (`read-batch.ts`),
+ *   so under load a check costs one statement, not a lock of the file's shared memory.
  *
  * Nothing is remembered about tokens that were not found. The cache belongs to the connection, not
  * to a storage object, so storages sharing one database share it too.
