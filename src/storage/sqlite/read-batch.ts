@@ -81,8 +81,9 @@ export class ReadBatch {
         db.run(BEGIN);
         open = true;
       } catch {
-        // A transaction of the host's own is open on this connection (its own `BEGIN`): each read
-        // runs in it, as it would have without the batch.
+        // Refused: a transaction of the host's own is open on this connection (its own `BEGIN`),
+        // and each read runs in it as it would have without the batch; or the host closed the
+        // connection, and each read fails on its own.
       }
     }
     // The promises settle here; their callers resume after this function returns, so after the
