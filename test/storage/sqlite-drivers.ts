@@ -1,7 +1,8 @@
 /**
  * The SQLite drivers the tests run against on this runtime: `node:sqlite` from Node.js 22.13, and
  * `@photostructure/sqlite` (a devDependency, N-API: every Node line). Under `CI=true` a driver this
- * runtime should have fails the run instead of being skipped.
+ * runtime should have fails the run instead of being skipped. Also the SQLite tests' shared helpers:
+ * scratch directories, two connections to one file, a database with some methods replaced.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import {
   type SqliteDriver,
   type SqliteDriverName,
 } from '../../src/storage/sqlite/driver.js';
+import { openSqliteDatabase, type SqliteDatabase } from '../../src/storage/sqlite.js';
 
 export const TESTED_DRIVERS: readonly SqliteDriverName[] = ['node:sqlite', '@photostructure/sqlite'];
 
@@ -38,4 +40,48 @@ export function scratchDir(): { dir: string; file: (name?: string) => string; re
     file: (name = 'db.sqlite') => join(dir, name),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+type Overridable = Pick<SqliteDatabase, 'run' | 'get' | 'all' | 'exec' | 'transaction'>;
+
+/** `db` with some of its methods replaced (to count or log statements, or to inject a failure). */
+export function wrapDatabase(db: SqliteDatabase, overrides: Partial<Overridable>): SqliteDatabase {
+  return {
+    get file() {
+      return db.file;
+    },
+    get driver() {
+      return db.driver;
+    },
+    get sqliteVersion() {
+      return db.sqliteVersion;
+    },
+    get inTransaction() {
+      return db.inTransaction;
+    },
+    run: (sql, ...params) => db.run(sql, ...params),
+    get: (sql, ...params) => db.get(sql, ...params),
+    all: (sql, ...params) => db.all(sql, ...params),
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    close: () => db.close(),
+    ...overrides,
+  };
+}
+
+/**
+ * Two connections to `file`, with a `notes (id, body)` table; `closers` gets their closing.
+ */
+export async function twoConnections(
+  file: string,
+  closers: Array<() => unknown>,
+): Promise<{ a: SqliteDatabase; b: SqliteDatabase }> {
+  const a = await openSqliteDatabase({ path: file });
+  const b = await openSqliteDatabase({ path: file });
+  closers.push(
+    () => a.close(),
+    () => b.close(),
+  );
+  a.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  return { a, b };
 }

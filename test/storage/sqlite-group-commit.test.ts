@@ -7,14 +7,14 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { GroupCommit, MAX_STEPS_PER_TRANSACTION } from '../../src/storage/sqlite/group-commit.js';
-import { openSqliteDatabase, type SqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
+import { openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { Storage } from '../../src/storage/types.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { fixtures } from '../../src/testing/index.js';
 import { NOW } from '../../src/testing/storage/fixtures.js';
 import { rotationOf } from '../../src/testing/storage/grants.js';
 import { createKit } from '../../src/testing/storage/runner.js';
-import { scratchDir } from './sqlite-drivers.js';
+import { scratchDir, wrapDatabase } from './sqlite-drivers.js';
 
 const scratch = scratchDir();
 const closers: Array<() => unknown> = [];
@@ -30,26 +30,11 @@ afterAll(async () => {
 async function counted(name: string, options: { busyTimeoutMs?: number } = {}) {
   const db = await openSqliteDatabase({ path: scratch.file(name), ...options });
   const state = { transactions: 0, failCommit: false, statements: [] as string[] };
-  const wrapped: SqliteDatabase = {
-    get file() {
-      return db.file;
-    },
-    get driver() {
-      return db.driver;
-    },
-    get sqliteVersion() {
-      return db.sqliteVersion;
-    },
-    get inTransaction() {
-      return db.inTransaction;
-    },
+  const wrapped = wrapDatabase(db, {
     run: (sql, ...params) => {
       state.statements.push(sql);
       return db.run(sql, ...params);
     },
-    get: (sql, ...params) => db.get(sql, ...params),
-    all: (sql, ...params) => db.all(sql, ...params),
-    exec: (sql) => db.exec(sql),
     transaction: (fn) => {
       state.transactions++;
       return db.transaction(() => {
@@ -60,8 +45,7 @@ async function counted(name: string, options: { busyTimeoutMs?: number } = {}) {
         return result;
       });
     },
-    close: () => db.close(),
-  };
+  });
   const storage: Storage = sqliteStorage({ database: wrapped });
   closers.push(
     () => db.close(),

@@ -7,10 +7,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReadBatch } from '../../src/storage/sqlite/read-batch.js';
-import { openSqliteDatabase, type SqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
+import { type SqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import { fixtures } from '../../src/testing/index.js';
 import { NOW } from '../../src/testing/storage/fixtures.js';
-import { scratchDir } from './sqlite-drivers.js';
+import { scratchDir, twoConnections, wrapDatabase } from './sqlite-drivers.js';
 
 const scratch = scratchDir();
 const closers: Array<() => unknown> = [];
@@ -20,29 +20,10 @@ afterAll(async () => {
 });
 
 /** Two connections to one new file with a `notes` table, and a log of A's statements. */
-async function twoConnections(name: string) {
-  const file = scratch.file(name);
-  const a = await openSqliteDatabase({ path: file });
-  const b = await openSqliteDatabase({ path: file });
-  closers.push(
-    () => a.close(),
-    () => b.close(),
-  );
-  a.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+async function loggedConnections(name: string) {
+  const { a, b } = await twoConnections(scratch.file(name), closers);
   const log: string[] = [];
-  const logged: SqliteDatabase = {
-    get file() {
-      return a.file;
-    },
-    get driver() {
-      return a.driver;
-    },
-    get sqliteVersion() {
-      return a.sqliteVersion;
-    },
-    get inTransaction() {
-      return a.inTransaction;
-    },
+  const logged = wrapDatabase(a, {
     run: (sql, ...params) => {
       log.push(sql);
       return a.run(sql, ...params);
@@ -59,9 +40,7 @@ async function twoConnections(name: string) {
       log.push(sql);
       a.exec(sql);
     },
-    transaction: (fn) => a.transaction(fn),
-    close: () => a.close(),
-  };
+  });
   return { a: logged, b, log };
 }
 
@@ -70,7 +49,7 @@ const count = (db: SqliteDatabase) => () => Number(db.get<{ n: number }>(COUNT)?
 
 describe('SQLite read batching', () => {
   it('runs the reads of one turn in one read transaction, and a lone read without one', async () => {
-    const { a, log } = await twoConnections('one-transaction.sqlite');
+    const { a, log } = await loggedConnections('one-transaction.sqlite');
     const batch = new ReadBatch();
     const reads = [batch.submit(a, count(a)), batch.submit(a, count(a)), batch.submit(a, count(a))];
     // Nothing runs before the turn's I/O is over.
@@ -84,7 +63,7 @@ describe('SQLite read batching', () => {
   });
 
   it('gives the reads of one turn one snapshot, and a read of a later turn every commit acknowledged before it was submitted', async () => {
-    const { a, b } = await twoConnections('snapshot.sqlite');
+    const { a, b } = await loggedConnections('snapshot.sqlite');
     const batch = new ReadBatch();
     const first = batch.submit(a, count(a));
     // Another connection commits while the batch's transaction is open (from inside its second
@@ -102,7 +81,7 @@ describe('SQLite read batching', () => {
   });
 
   it("answers a failing read with its error and the turn's other reads with their rows, leaving no transaction open", async () => {
-    const { a } = await twoConnections('failing.sqlite');
+    const { a } = await loggedConnections('failing.sqlite');
     a.run('INSERT INTO notes (body) VALUES (?)', 'one');
     const batch = new ReadBatch();
     const results = await Promise.allSettled([
@@ -123,7 +102,7 @@ describe('SQLite read batching', () => {
   });
 
   it('runs the reads in a transaction the host opened on the connection, and leaves it open', async () => {
-    const { a, b, log } = await twoConnections('host-transaction.sqlite');
+    const { a, b, log } = await loggedConnections('host-transaction.sqlite');
     a.exec('BEGIN');
     a.run('INSERT INTO notes (body) VALUES (?)', 'not yet committed');
     log.length = 0;

@@ -6,11 +6,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { AccessTokenCache } from '../../src/storage/sqlite/token-cache.js';
-import { openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
+import { sqliteStorage } from '../../src/storage/sqlite.js';
 import type { AccessTokenRecord } from '../../src/storage/types.js';
 import { fixtures } from '../../src/testing/index.js';
 import { NOW } from '../../src/testing/storage/fixtures.js';
-import { scratchDir } from './sqlite-drivers.js';
+import { scratchDir, twoConnections } from './sqlite-drivers.js';
 
 const scratch = scratchDir();
 const closers: Array<() => unknown> = [];
@@ -18,18 +18,6 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
   scratch.remove();
 });
-
-async function twoConnections(name: string) {
-  const file = scratch.file(name);
-  const a = await openSqliteDatabase({ path: file });
-  const b = await openSqliteDatabase({ path: file });
-  closers.push(
-    () => a.close(),
-    () => b.close(),
-  );
-  a.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT)');
-  return { a, b };
-}
 
 /** A read that counts how often the cache had to query. */
 function reader(record: AccessTokenRecord | null) {
@@ -45,7 +33,7 @@ function reader(record: AccessTokenRecord | null) {
 
 describe('SQLite access-token cache', () => {
   it('answers a token read before without a query, until another connection commits anything', async () => {
-    const { a, b } = await twoConnections('versions.sqlite');
+    const { a, b } = await twoConnections(scratch.file('versions.sqlite'), closers);
     const cache = new AccessTokenCache();
     const token = fixtures.accessToken(fixtures.grant());
     const { calls, read } = reader(token);
@@ -65,7 +53,7 @@ describe('SQLite access-token cache', () => {
   });
 
   it('remembers nothing about a token that was not found', async () => {
-    const { a } = await twoConnections('absent.sqlite');
+    const { a } = await twoConnections(scratch.file('absent.sqlite'), closers);
     const cache = new AccessTokenCache();
     const { calls, read } = reader(null);
     expect(cache.get(a, 'unknown', NOW, read)).toBeNull();
@@ -75,7 +63,7 @@ describe('SQLite access-token cache', () => {
   });
 
   it('keeps at most its bound of records, dropping the oldest first', async () => {
-    const { a } = await twoConnections('bounded.sqlite');
+    const { a } = await twoConnections(scratch.file('bounded.sqlite'), closers);
     const cache = new AccessTokenCache(3);
     const tokens = Array.from({ length: 4 }, () => fixtures.accessToken(fixtures.grant()));
     const counts = tokens.map((token) => reader(token));

@@ -415,8 +415,9 @@ export function databaseFile(location: SqliteLocation): string {
 /**
  * Opens a SQLite database the way the storage needs it: loads the driver for this runtime, applies
  * the pragmas (busy timeout first, WAL, `synchronous`, foreign keys, `trusted_schema = OFF`, a 64 MB
- * `journal_size_limit`, a checkpoint every 10,000 pages of log) and checks WAL mode. Share the result between {@link sqliteStorage} (`{ database }`) and your own
- * tables; several processes may open the same file.
+ * `journal_size_limit`, a checkpoint every 10,000 pages of log) and checks WAL mode. Share the
+ * result between {@link sqliteStorage} (`{ database }`) and your own tables; several processes may
+ * open the same file.
  *
  * @param options - where ({@link SqliteLocation}) and how ({@link SqliteDatabaseOptions})
  * @returns the open database; close it when the server stops

@@ -28,27 +28,11 @@
  * @module
  */
 import { isThenable, type SqliteDatabase } from './database.js';
-
-interface Pending {
-  readonly db: SqliteDatabase;
-  readonly body: () => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
+import { type PendingStep, TurnQueue } from './turn-queue.js';
 
 type Outcome =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly error: unknown };
-
-/** Runs `callback` after the I/O callbacks of this turn of the event loop (`setImmediate` where it exists). */
-export const afterThisTurn: (callback: () => void) => void =
-  typeof globalThis.setImmediate === 'function'
-    ? (callback) => {
-        globalThis.setImmediate(callback);
-      }
-    : (callback) => {
-        setTimeout(callback, 0);
-      };
 
 const SAVEPOINT = 'SAVEPOINT portcullis_step';
 const RELEASE = 'RELEASE portcullis_step';
@@ -62,46 +46,18 @@ const ROLLBACK_TO = 'ROLLBACK TO portcullis_step';
 export const MAX_STEPS_PER_TRANSACTION = 64;
 
 /** Collects write steps and commits each turn's steps together. */
-export class GroupCommit {
-  #queue: Pending[] = [];
-  /** Settles once the steps queued so far are committed (or failed); undefined when none is queued. */
-  #flushed: Promise<void> | undefined;
-
-  /**
-   * Runs `body` (synchronous: a few statements on `db`) in this turn's transaction.
-   * @returns what `body` returned, once the transaction holding it has committed
-   */
-  submit<T>(db: SqliteDatabase, body: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#queue.length === 0) {
-        this.#flushed = new Promise<void>((done) =>
-          afterThisTurn(() => {
-            this.#flush();
-            done();
-          }),
-        );
+export class GroupCommit extends TurnQueue {
+  constructor() {
+    super((steps) => {
+      for (let start = 0; start < steps.length; start += MAX_STEPS_PER_TRANSACTION) {
+        commitGroup(steps.slice(start, start + MAX_STEPS_PER_TRANSACTION));
       }
-      this.#queue.push({ db, body, resolve: resolve as (value: unknown) => void, reject });
     });
-  }
-
-  /** Settles once every step submitted so far has been committed or has failed (for a clean close). */
-  settled(): Promise<void> {
-    return this.#flushed ?? Promise.resolve();
-  }
-
-  #flush(): void {
-    const queue = this.#queue;
-    this.#queue = [];
-    this.#flushed = undefined;
-    for (let start = 0; start < queue.length; start += MAX_STEPS_PER_TRANSACTION) {
-      commitGroup(queue.slice(start, start + MAX_STEPS_PER_TRANSACTION));
-    }
   }
 }
 
 /** Runs `group` in one transaction and settles each of its steps. Never throws. */
-function commitGroup(group: readonly Pending[]): void {
+function commitGroup(group: readonly PendingStep[]): void {
   const [only] = group;
   if (only === undefined) return;
   // Every step of one storage names the same database.
@@ -150,7 +106,7 @@ function commitGroup(group: readonly Pending[]): void {
 }
 
 /** `group` in one transaction again, each step under its own savepoint: a failing step undone alone. */
-function commitWithSavepoints(group: readonly Pending[], db: SqliteDatabase): void {
+function commitWithSavepoints(group: readonly PendingStep[], db: SqliteDatabase): void {
   const outcomes: Outcome[] = [];
   try {
     db.transaction(() => {

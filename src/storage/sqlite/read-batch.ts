@@ -21,90 +21,58 @@
  * steps are not batched here but by `group-commit.ts`, in transactions of their own.
  * @module
  */
-import type { SqliteDatabase } from './database.js';
-import { afterThisTurn } from './group-commit.js';
-
-interface PendingRead {
-  readonly db: SqliteDatabase;
-  readonly body: () => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-}
+import { type PendingStep, TurnQueue } from './turn-queue.js';
 
 const BEGIN = 'BEGIN DEFERRED';
 const COMMIT = 'COMMIT';
 const ROLLBACK = 'ROLLBACK';
 
-/** Collects read steps and runs each turn's reads in one read transaction. */
-export class ReadBatch {
-  #queue: PendingRead[] = [];
-  /** Settles once the reads queued so far have been answered; undefined when none is queued. */
-  #answered: Promise<void> | undefined;
-
-  /**
-   * Runs `body` (synchronous, statements on `db` that only read) with this turn's other reads.
-   * @returns what `body` returned
-   */
-  submit<T>(db: SqliteDatabase, body: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#queue.length === 0) {
-        this.#answered = new Promise<void>((done) =>
-          afterThisTurn(() => {
-            this.#answer();
-            done();
-          }),
-        );
-      }
-      this.#queue.push({ db, body, resolve: resolve as (value: unknown) => void, reject });
-    });
+/** Collects read steps (statements that only read) and runs each turn's reads in one read transaction. */
+export class ReadBatch extends TurnQueue {
+  constructor() {
+    super(answerReads);
   }
+}
 
-  /** Settles once every read submitted so far has been answered (for a clean close). */
-  settled(): Promise<void> {
-    return this.#answered ?? Promise.resolve();
+function answerReads(reads: readonly PendingStep[]): void {
+  const [first] = reads;
+  if (first === undefined) return;
+  if (reads.length === 1) {
+    // Alone: a transaction would only add two statements.
+    settle(first);
+    return;
   }
-
-  #answer(): void {
-    const queue = this.#queue;
-    this.#queue = [];
-    this.#answered = undefined;
-    if (queue.length === 1) {
-      // Alone: a transaction would only add two statements.
-      settle(queue[0] as PendingRead);
-      return;
-    }
-    // Every read of one storage names the same database.
-    const db = (queue[0] as PendingRead).db;
-    let open = false;
-    if (!db.inTransaction) {
-      try {
-        db.run(BEGIN);
-        open = true;
-      } catch {
-        // Refused: a transaction of the host's own is open on this connection (its own `BEGIN`),
-        // and each read runs in it as it would have without the batch; or the host closed the
-        // connection, and each read fails on its own.
-      }
-    }
-    // The promises settle here; their callers resume after this function returns, so after the
-    // transaction below has ended.
-    for (const read of queue) settle(read);
-    if (!open) return;
+  // Every read of one storage names the same database.
+  const db = first.db;
+  let open = false;
+  if (!db.inTransaction) {
     try {
-      db.run(COMMIT);
+      db.run(BEGIN);
+      open = true;
     } catch {
-      // Nothing was written; SQLite may already have ended the transaction after a read's failure.
-      try {
-        db.run(ROLLBACK);
-      } catch {
-        // No transaction was left to end.
-      }
+      // Refused: a transaction of the host's own is open on this connection (its own `BEGIN`),
+      // and each read runs in it as it would have without the batch; or the host closed the
+      // connection, and each read fails on its own.
+    }
+  }
+  // The promises settle here; their callers resume after this function returns, so after the
+  // transaction below has ended.
+  for (const read of reads) settle(read);
+  if (!open) return;
+  try {
+    db.run(COMMIT);
+  } catch {
+    // Nothing was written; SQLite may already have ended the transaction after a read's failure.
+    try {
+      db.run(ROLLBACK);
+    } catch {
+      // No transaction was left to end.
     }
   }
 }
 
 /** Runs one read and settles its promise with the result or the error. */
-function settle(read: PendingRead): void {
+function settle(read: PendingStep): void {
   let value: unknown;
   try {
     value = read.body();
