@@ -230,6 +230,51 @@ const startupTargets = (measured) =>
     pass: Number.isFinite(s.median) ? s.median < STARTUP_LIMIT_MS : undefined,
   }));
 
+/** The storage-growth measurement's name in `--workloads` (bench/storage-growth.mjs: no HTTP, no rival). */
+const GROWTH = 'growth';
+/** Issue 15: the storage steps of a refresh and of UserInfo after 1,000,000 tokens, within 10 % of a fresh store. */
+const GROWTH_LIMIT = 1.1;
+/** The persistent backends it measures: the default storage, and PostgreSQL. */
+const GROWTH_BACKENDS = /** @type {const} */ ([
+  ['sqlite', 'default storage (SQLite)'],
+  ['postgres', 'PostgreSQL'],
+]);
+
+/**
+ * @typedef {object} GrowthSide
+ * @property {number} totalUs - CPU per operation, this process and the database's backends
+ * @typedef {object} GrowthReport - what `bench/storage-growth.mjs --json` writes
+ * @property {number} tokens
+ * @property {Record<'refresh' | 'userinfo', { fresh: GrowthSide, grown: GrowthSide, ratio: number }>} results
+ * @property {{ removed: number, seconds: number, during: { p99: number } } | null} purge
+ */
+
+/**
+ * The growth targets of one backend: each workload's grown ÷ fresh at most {@link GROWTH_LIMIT};
+ * the purge that follows is reported beside the refresh.
+ * @param {string} label
+ * @param {GrowthReport | undefined} report - undefined when the backend could not be measured
+ * @param {string} [why] - why not
+ * @returns {Target[]}
+ */
+const growthTargets = (label, report, why) =>
+  /** @type {const} */ (['refresh', 'userinfo']).map((workload) => {
+    const name = `${workload} storage steps after 1,000,000 tokens vs a fresh store, ${label}`;
+    const goal = `≤ ${GROWTH_LIMIT.toFixed(2)}x`;
+    const r = report?.results[workload];
+    if (report === undefined || r === undefined) return { name, goal, measured: why ?? '–', pass: undefined };
+    const purge =
+      workload === 'refresh' && report.purge !== null
+        ? `; then a purge of ${report.purge.removed.toLocaleString('en-US')} expired rows in ${report.purge.seconds.toFixed(1)} s, refresh p99 ${report.purge.during.p99.toFixed(0)} ms meanwhile`
+        : '';
+    return {
+      name,
+      goal,
+      measured: `${r.ratio.toFixed(2)}x (${Math.round(r.grown.totalUs)} vs ${Math.round(r.fresh.totalUs)} µs)${purge}`,
+      pass: Number.isFinite(r.ratio) ? r.ratio <= GROWTH_LIMIT : undefined,
+    };
+  });
+
 /** @type {Benchmark[]} */
 const BENCHMARKS = [
   {
@@ -315,6 +360,9 @@ if (args.help || args.list) {
   console.log(
     `  ${STARTUP.padEnd(20)} start to the first metadata answer, default storage, fresh and restarted (no load)`,
   );
+  console.log(
+    `  ${GROWTH.padEnd(20)} storage steps of refresh and UserInfo after 1,000,000 tokens vs fresh, then a purge (SQLite, PostgreSQL)`,
+  );
   process.exit(0);
 }
 
@@ -336,14 +384,15 @@ const selected =
   named === undefined
     ? BENCHMARKS
     : named
-        .filter((name) => name !== STARTUP)
+        .filter((name) => name !== STARTUP && name !== GROWTH)
         .map((name) => {
           const b = BENCHMARKS.find((x) => x.name === name);
           if (b === undefined) throw new Error(`unknown benchmark '${name}'; see --list`);
           return b;
         });
 const measureStart = named === undefined || named.includes(STARTUP);
-const complete = selected.length === BENCHMARKS.length && measureStart;
+const measureGrowth = named === undefined || named.includes(GROWTH);
+const complete = selected.length === BENCHMARKS.length && measureStart && measureGrowth;
 if (!HAVE_PROC) console.warn('warning: no /proc (not Linux): CPU and memory figures are missing');
 
 // ---------------------------------------------------------------------------------------------
@@ -485,6 +534,31 @@ async function freshDatabase(name) {
       await admin.end();
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Storage growth: bench/storage-growth.mjs in a child process, on the CPUs `npm start` would use.
+
+/**
+ * Runs bench/storage-growth.mjs on `backend` (its output shown as it goes) and returns its targets.
+ * @param {'sqlite' | 'postgres'} backend
+ * @param {string} label
+ * @returns {Promise<Target[]>}
+ */
+async function measureGrowthOf(backend, label) {
+  const json = join(mkdtempSync(join(tmpdir(), 'portcullis-growth-')), 'growth.json');
+  const script = [process.execPath, join(BENCH, 'storage-growth.mjs'), '--backend', backend, '--json', json];
+  if (backend === 'postgres') script.push('--database-url', adminUrl);
+  const command = startupCpus === undefined ? script : ['taskset', '-c', startupCpus, ...script];
+  const child = spawn(/** @type {string} */ (command[0]), command.slice(1), { stdio: 'inherit' });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  try {
+    if (code !== 0)
+      return growthTargets(label, undefined, `not measured: storage-growth.mjs exited with ${code}`);
+    return growthTargets(label, JSON.parse(readFileSync(json, 'utf8')));
+  } finally {
+    rmSync(dirname(json), { recursive: true, force: true });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -855,9 +929,15 @@ try {
         ),
       ),
     );
-    for (const t of extraTargets)
-      console.log(`   target ${t.name}: ${t.goal}: ${t.measured}: ${t.pass ? 'PASS' : 'FAIL'}`);
   }
+  if (measureGrowth) {
+    for (const [backend, label] of GROWTH_BACKENDS) {
+      console.log(`\n== ${GROWTH}: ${label}`);
+      extraTargets.push(...(await measureGrowthOf(backend, label)));
+    }
+  }
+  for (const t of extraTargets)
+    console.log(`   target ${t.name}: ${t.goal}: ${t.measured}: ${t.pass ? 'PASS' : 'FAIL'}`);
 } catch (error) {
   failure = error;
 } finally {

@@ -24,12 +24,13 @@
  *
  * Usage: `npm run build && node bench/storage-growth.mjs [--backend postgres|pglite|sqlite]
  * [--tokens 1000000] [--expired 200000] [--windows 5] [--seconds 3] [--concurrency 8] [--delete-batch 1000]
- * [--database-url postgres://...]`. A backend is a few functions in BACKENDS below: opening a
- * store, the bulk SQL that grows it, and where its CPU is spent.
+ * [--database-url postgres://...] [--json file]`. A backend is a few functions in BACKENDS below:
+ * opening a store, the bulk SQL that grows it, and where its CPU is spent. `--json` also writes the
+ * figures to a file (`npm run bench` runs this script that way and reports its targets).
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -46,6 +47,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     'delete-batch': { type: 'string', default: '1000' },
     'database-url': { type: 'string' },
+    json: { type: 'string' },
   },
 });
 const TOKENS = Number(args.tokens);
@@ -488,6 +490,14 @@ async function main() {
       }
     }
 
+    /** What `--json` writes: the backend, the sizes, each workload's figures, the purge's. */
+    const report = {
+      backend: args.backend,
+      description: backend.description,
+      tokens: TOKENS,
+      results,
+      purge: null,
+    };
     if (EXPIRED > 0) {
       // The purge: expired rows added, then deleted in batches while refreshes keep running.
       await grown.grow(EXPIRED, now, 'dead', -3600);
@@ -527,7 +537,21 @@ async function main() {
           `event-loop delay during the purge p99/max ${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)} ms`,
       );
       console.log(`table size after the purge: grown ${await grown.size()}`);
+      report.purge = {
+        removed,
+        seconds,
+        batch: DELETE_BATCH,
+        before: { p50: pct(before, 50), p99: pct(before, 99), max: Math.max(...before) },
+        during: {
+          p50: pct(during, 50),
+          p99: pct(during, 99),
+          max: Math.max(...during),
+          count: during.length,
+        },
+        loopDelayMax: loop.max / 1e6,
+      };
     }
+    if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
     await fresh.close();
     await grown.close();
   } finally {

@@ -49,7 +49,11 @@ export type SqliteStorageOptions = (
       readonly database: SqliteDatabase;
     }
 ) & {
-  /** Rows deleted per statement by `deleteExpired` (default 1000): short write locks. */
+  /**
+   * The most rows deleted per statement by `deleteExpired` (default 1000). Each batch is also sized
+   * to take about 10 ms, so a purge of a large file never holds the event loop and the write lock
+   * for long (docs/storage.md, "SQLite", Housekeeping).
+   */
   readonly deleteBatchSize?: number;
 };
 

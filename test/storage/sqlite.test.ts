@@ -19,6 +19,11 @@ import {
   SQLITE_MIGRATIONS,
   sqliteSchemaVersion,
 } from '../../src/storage/sqlite/schema.js';
+import {
+  DELETE_BATCH_MILLIS,
+  FIRST_DELETE_BATCH,
+  SqliteStorage,
+} from '../../src/storage/sqlite/sqlite-storage.js';
 import { importPostgresStorage, openSqliteDatabase, sqliteStorage } from '../../src/storage/sqlite.js';
 import type { RefreshTokenRecord, Storage } from '../../src/storage/types.js';
 import { STORAGE_RETRY_AFTER_SECONDS, StorageUnavailableError } from '../../src/storage/unavailable.js';
@@ -30,7 +35,7 @@ import {
 } from '../../src/testing/index.js';
 import { NOW } from '../../src/testing/storage/fixtures.js';
 import { rotationOf } from '../../src/testing/storage/grants.js';
-import { scratchDir } from './sqlite-drivers.js';
+import { scratchDir, wrapDatabase } from './sqlite-drivers.js';
 
 const scratch = scratchDir();
 const opened: Storage[] = [];
@@ -292,6 +297,46 @@ describe('SQLite storage', () => {
     expect(await storage.deleteExpired(NOW + 1)).toBe(7);
     expect(await storage.interactions.get(kept.idHash, NOW)).toEqual(kept);
     expect(await storage.deleteExpired(NOW + 1)).toBe(0);
+  });
+
+  it('sizes its cleanup batches by time: a batch over DELETE_BATCH_MILLIS makes the next one smaller, down to one row; a quick one, larger, up to deleteBatchSize', async () => {
+    /** The storage on a fresh file, its clock advancing `step` ms per reading; the LIMIT of each pending-authorization batch. */
+    const cleanup = async (step: number, expired: number) => {
+      const db = await openSqliteDatabase({ path: ':memory:' });
+      const limits: number[] = [];
+      let time = 0;
+      const storage = new SqliteStorage({
+        open: async () =>
+          wrapDatabase(db, {
+            run: (sql, ...params) => {
+              if (sql.startsWith('DELETE FROM portcullis_pending_authorizations'))
+                limits.push(Number(params[1]));
+              return db.run(sql, ...params);
+            },
+          }),
+        owned: false,
+        deleteBatchSize: 200,
+        clock: () => (time += step),
+      });
+      for (let i = 0; i < expired; i++)
+        await storage.interactions.create(fixtures.pending({ expiresAt: NOW + 1 }));
+      const kept = fixtures.pending({ expiresAt: NOW + 100 });
+      await storage.interactions.create(kept);
+      const removed = await storage.deleteExpired(NOW + 1);
+      expect(await storage.interactions.get(kept.idHash, NOW)).toEqual(kept);
+      await storage.close();
+      db.close();
+      return { removed, limits };
+    };
+    expect(FIRST_DELETE_BATCH).toBe(64);
+    // Each batch takes twice the budget: half the rows next time, then one at a time.
+    const slow = await cleanup(2 * DELETE_BATCH_MILLIS, 130);
+    expect(slow.removed).toBe(130);
+    expect(slow.limits).toEqual([64, 32, 16, 8, 4, 2, 1, 1, 1, 1, 1]);
+    // Each batch takes nothing: twice the rows next time, never more than deleteBatchSize.
+    const quick = await cleanup(0, 700);
+    expect(quick.removed).toBe(700);
+    expect(quick.limits).toEqual([64, 128, 200, 200, 200]);
   });
 
   it('deletes, batch by batch, the grants its token batches leave without an unexpired token, and keeps a grant whose successor lives', async () => {

@@ -5,7 +5,7 @@
  *
  * Why: SQLite's cost per write is mostly per commit, not per row. A commit takes and releases the
  * file's locks (`fcntl` system calls), writes every page it changed to the log (two `pwrite`s per
- * page), and every 10,000 pages copies the log into the database file with two `fsync`s. The
+ * page), and every 1,000 pages copies the log into the database file with two `fsync`s. The
  * pages the steps of one turn change overlap (the last page of each table, of each `expires_at`
  * index), so one commit for all of them writes fewer pages than one commit each. Under load the
  * server reads several requests per turn of the event loop; when it is idle a step waits for no

@@ -67,14 +67,39 @@ export interface SqliteStorageSettings {
   readonly open: () => Promise<SqliteDatabase>;
   /** Whether {@link SqliteStorage.close} closes the database (it opened it). */
   readonly owned: boolean;
-  /** Rows per DELETE in {@link SqliteStorage.deleteExpired}. */
+  /** The most rows per DELETE in {@link SqliteStorage.deleteExpired}. */
   readonly deleteBatchSize: number;
+  /** A monotonic clock in milliseconds that times the cleanup batches (default `performance.now`; tests pass their own). */
+  readonly clock?: () => number;
 }
 
 const changed = (result: { changes: number | bigint }): boolean => Number(result.changes) > 0;
 
 /** Gives the event loop a turn between cleanup batches, so that requests interleave with them. */
 const yieldToRequests = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * How long one cleanup batch may take, in milliseconds. A batch runs on the server's thread and
+ * holds the file's write lock, so it delays every request that arrives meanwhile, and its time per
+ * row varies tenfold: on a file of a million tokens, a batch of 100 expired tokens that each empty
+ * their grant (deleted with its other tokens) took 17 ms (median; up to 60), one of 1,000 several
+ * hundred (docs/storage.md, "SQLite", Housekeeping).
+ */
+export const DELETE_BATCH_MILLIS = 10;
+
+/** Rows of the first cleanup batch; later ones grow or shrink towards {@link DELETE_BATCH_MILLIS}. */
+export const FIRST_DELETE_BATCH = 64;
+
+/**
+ * The size of the next cleanup batch after one of `size` rows took `millis`: scaled down to fit
+ * the budget when it took longer (never below one row), doubled when it took under half of it,
+ * never above `most`.
+ */
+export function nextDeleteBatch(size: number, millis: number, most: number): number {
+  if (millis > DELETE_BATCH_MILLIS) return Math.max(1, Math.floor((size * DELETE_BATCH_MILLIS) / millis));
+  if (millis < DELETE_BATCH_MILLIS / 2) return Math.min(most, size * 2);
+  return size;
+}
 
 /**
  * The storage over one SQLite database. `sqliteStorage` constructs it; hosts see only `Storage`.
@@ -331,21 +356,26 @@ export class SqliteStorage implements Storage {
   }
 
   /**
-   * See {@link Storage.deleteExpired}: each cleanup in batches of `deleteBatchSize` rows, each batch
-   * one short write transaction, the event loop given a turn between batches. A batch of expired
-   * tokens deletes, in its transaction, the grants it left without any unexpired token.
+   * See {@link Storage.deleteExpired}: each cleanup in batches, each batch one short write
+   * transaction, the event loop given a turn between batches. A batch of expired tokens deletes, in
+   * its transaction, the grants it left without any unexpired token. Batches are sized by time, not
+   * only by rows: the first has {@link FIRST_DELETE_BATCH} rows, each next one is scaled so that it
+   * takes about {@link DELETE_BATCH_MILLIS}, up to `deleteBatchSize` rows.
    */
   async deleteExpired(now: number): Promise<number> {
     const db = this.#db ?? (await this.#open());
-    const batch = this.#settings.deleteBatchSize;
+    const most = this.#settings.deleteBatchSize;
+    const clock = this.#settings.clock ?? (() => performance.now());
+    let size = Math.min(FIRST_DELETE_BATCH, most);
     let removed = 0;
     for (const { batch: statement, emptiedGrants } of DELETE_EXPIRED) {
       for (;;) {
+        const started = clock();
         const { deleted, also } =
           emptiedGrants === undefined
-            ? { deleted: Number(db.run(statement, now, batch).changes), also: 0 }
+            ? { deleted: Number(db.run(statement, now, size).changes), also: 0 }
             : db.transaction(() => {
-                const rows = db.all<{ grant_id: string }>(statement, now, batch);
+                const rows = db.all<{ grant_id: string }>(statement, now, size);
                 const grantIds = [...new Set(rows.map((row) => row.grant_id))];
                 const emptied =
                   grantIds.length === 0
@@ -354,7 +384,8 @@ export class SqliteStorage implements Storage {
                 return { deleted: rows.length, also: Number(emptied) };
               });
         removed += deleted + also;
-        if (deleted < batch) break;
+        if (deleted < size) break;
+        size = nextDeleteBatch(size, clock() - started, most);
         await yieldToRequests();
       }
     }
