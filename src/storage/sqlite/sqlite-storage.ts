@@ -95,7 +95,7 @@ export const FIRST_DELETE_BATCH = 64;
  * the budget when it took longer (never below one row), doubled when it took under half of it,
  * never above `most`.
  */
-export function nextDeleteBatch(size: number, millis: number, most: number): number {
+function nextDeleteBatch(size: number, millis: number, most: number): number {
   if (millis > DELETE_BATCH_MILLIS) return Math.max(1, Math.floor((size * DELETE_BATCH_MILLIS) / millis));
   if (millis < DELETE_BATCH_MILLIS / 2) return Math.min(most, size * 2);
   return size;
