@@ -528,28 +528,27 @@ async function main() {
       const removed = await purge;
       loop.disable();
       const seconds = (performance.now() - started) / 1000;
-      console.log('');
-      console.log(
-        `purge: ${removed.toLocaleString('en-US')} expired rows deleted in ${seconds.toFixed(1)} s ` +
-          `(${fmt(removed / seconds)} rows/s, batches of ${DELETE_BATCH}) while ${CONCURRENCY} clients kept refreshing; ` +
-          `refresh latency p50/p99/max ${pct(before, 50).toFixed(1)}/${pct(before, 99).toFixed(1)}/${Math.max(...before).toFixed(1)} ms before, ` +
-          `${pct(during, 50).toFixed(1)}/${pct(during, 99).toFixed(1)}/${Math.max(...during).toFixed(1)} ms during (${during.length} refreshes); ` +
-          `event-loop delay during the purge p99/max ${(loop.percentile(99) / 1e6).toFixed(1)}/${(loop.max / 1e6).toFixed(1)} ms`,
-      );
-      console.log(`table size after the purge: grown ${await grown.size()}`);
+      /** @param {number[]} xs */
+      const latency = (xs) => ({ p50: pct(xs, 50), p99: pct(xs, 99), max: Math.max(...xs) });
       report.purge = {
         removed,
         seconds,
         batch: DELETE_BATCH,
-        before: { p50: pct(before, 50), p99: pct(before, 99), max: Math.max(...before) },
-        during: {
-          p50: pct(during, 50),
-          p99: pct(during, 99),
-          max: Math.max(...during),
-          count: during.length,
-        },
+        before: latency(before),
+        during: { ...latency(during), count: during.length },
+        loopDelayP99: loop.percentile(99) / 1e6,
         loopDelayMax: loop.max / 1e6,
       };
+      const { before: b, during: d } = report.purge;
+      console.log('');
+      console.log(
+        `purge: ${removed.toLocaleString('en-US')} expired rows deleted in ${seconds.toFixed(1)} s ` +
+          `(${fmt(removed / seconds)} rows/s, batches of ${DELETE_BATCH}) while ${CONCURRENCY} clients kept refreshing; ` +
+          `refresh latency p50/p99/max ${b.p50.toFixed(1)}/${b.p99.toFixed(1)}/${b.max.toFixed(1)} ms before, ` +
+          `${d.p50.toFixed(1)}/${d.p99.toFixed(1)}/${d.max.toFixed(1)} ms during (${d.count} refreshes); ` +
+          `event-loop delay during the purge p99/max ${report.purge.loopDelayP99.toFixed(1)}/${report.purge.loopDelayMax.toFixed(1)} ms`,
+      );
+      console.log(`table size after the purge: grown ${await grown.size()}`);
     }
     if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
     await fresh.close();
