@@ -52,7 +52,7 @@ const GENERATOR_CPUS = '1';
 /** @typedef {import('./lib/servers.mjs').RunningServer} RunningServer */
 
 /**
- * @typedef {{ kind: 'ours', storage: 'memory' | 'default' | 'pglite' | 'postgres' } | { kind: 'oidc-provider' } | { kind: 'guard' } | { kind: 'bare' } | { kind: 'same' }} ServerSpec
+ * @typedef {{ kind: 'ours', storage: 'memory' | 'default' | 'pglite' | 'postgres' } | { kind: 'oidc-provider' } | { kind: 'guard' } | { kind: 'bare' } | { kind: 'bridge' } | { kind: 'same' }} ServerSpec
  * `same`: the A side's server process (the guard's unguarded route).
  */
 
@@ -169,24 +169,29 @@ const SIGNATURES = {
  */
 const floorTarget = (max, workload) => (r) => {
   // The `floor` benchmark runs first; without it in the run, the target is not measured.
-  const floorPerRequest = results.find((x) => x.name === 'floor')?.a.summary.cpuPerOp ?? Number.NaN;
+  const floorRun = results.find((x) => x.name === 'floor');
+  const floorPerRequest = floorRun?.a.summary.cpuPerOp ?? Number.NaN;
+  const bridgePerRequest = floorRun?.b?.summary.cpuPerOp ?? Number.NaN;
   const signatures = SIGNATURES[workload] ?? { es256: 0, rs256: 0 };
   const sign = info.sign ?? { es256: Number.NaN, rs256: Number.NaN };
-  const floor =
-    r.a.summary.requestsPerOp * floorPerRequest +
-    signatures.es256 * sign.es256 +
-    signatures.rs256 * sign.rs256;
+  const signing = signatures.es256 * sign.es256 + signatures.rs256 * sign.rs256;
+  const floor = r.a.summary.requestsPerOp * floorPerRequest + signing;
   const times = r.a.summary.cpuPerOp / floor;
   const parts = [
     `${fmt(r.a.summary.requestsPerOp)} × ${Math.round(floorPerRequest)}`,
     ...(signatures.es256 > 0 ? [`ES256 ${Math.round(sign.es256)}`] : []),
     ...(signatures.rs256 > 0 ? [`RS256 ${Math.round(sign.rs256)}`] : []),
   ];
+  // Shown, not judged: the same floor with the bridge's cost per request instead of the bare one.
+  const overBridge = r.a.summary.cpuPerOp / (r.a.summary.requestsPerOp * bridgePerRequest + signing);
+  const bridge = Number.isFinite(overBridge)
+    ? `; ${fmt(overBridge)}x the floor on the bridge (${Math.round(bridgePerRequest)} µs a request)`
+    : '';
   return [
     {
       name: `${r.name}: server CPU/op vs its floor`,
       goal: `≤ ${max}x the floor`,
-      measured: `${fmt(times)}x (${Math.round(r.a.summary.cpuPerOp)} vs ${Math.round(floor)} µs: ${parts.join(' + ')})`,
+      measured: `${fmt(times)}x (${Math.round(r.a.summary.cpuPerOp)} vs ${Math.round(floor)} µs: ${parts.join(' + ')})${bridge}`,
       pass: Number.isFinite(times) ? times <= max && r.a.summary.errors === 0 : undefined,
     },
   ];
@@ -279,8 +284,11 @@ const growthTargets = (label, report, why) =>
 const BENCHMARKS = [
   {
     name: 'floor',
-    description: 'a bare node:http server answering small JSON: the floor of any server',
+    description:
+      'a bare node:http server answering small JSON: the floor of any server; beside it, the same answer ' +
+      'from Hono on @hono/node-server, the bridge our adapters run on',
     a: { label: 'node:http (bare)', server: { kind: 'bare' }, workload: 'floor' },
+    b: { label: 'Hono on @hono/node-server', server: { kind: 'bridge' }, workload: 'floor' },
     targets: () => [],
   },
   ...Object.entries(DESCRIPTIONS).map(([w, description]) => ({
@@ -593,6 +601,8 @@ async function start(spec, benchmark) {
   switch (spec.kind) {
     case 'bare':
       return { server: await run('bare', join(BENCH, 'servers', 'bare.mjs'), {}), dispose: nothing };
+    case 'bridge':
+      return { server: await run('bridge', join(BENCH, 'servers', 'bridge.mjs'), {}), dispose: nothing };
     case 'guard':
       return { server: await run('guard', join(BENCH, 'servers', 'guard.mjs'), {}), dispose: nothing };
     case 'oidc-provider':
@@ -829,10 +839,10 @@ function quiet(command) {
     return '';
   }
 }
-/** @param {string} name */
-function benchVersion(name) {
+/** A package's version in `dir`'s node_modules (the bench's own, by default). @param {string} name @param {string} [dir] */
+function benchVersion(name, dir = BENCH) {
   try {
-    return JSON.parse(readFileSync(join(BENCH, 'node_modules', name, 'package.json'), 'utf8')).version;
+    return JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
   } catch {
     return '?';
   }
@@ -849,7 +859,11 @@ const info = {
   node: process.versions.node,
   commit:
     head === '' ? 'unknown' : `${head}${dirty ? ' (with uncommitted changes to src/ or examples/)' : ''}`,
-  versions: { 'oidc-provider': benchVersion('oidc-provider'), undici: benchVersion('undici') },
+  versions: {
+    'oidc-provider': benchVersion('oidc-provider'),
+    undici: benchVersion('undici'),
+    '@hono/node-server': benchVersion('@hono/node-server', ROOT),
+  },
   options: {
     windows: options.windows,
     seconds: options.seconds,

@@ -88,7 +88,9 @@ export function resultsTable(results) {
         ? ''
         : r.name === 'guard'
           ? `guarded ÷ unguarded: ${num(1 / r.ratio, 2)}x`
-          : `${num(r.ratio, 2)}x${r.ratio < 1 ? ` (ours ${num(1 / r.ratio, 1)}x more)` : ''}`;
+          : r.name === 'floor'
+            ? `bridge ÷ bare: ${num(r.ratio, 2)}x`
+            : `${num(r.ratio, 2)}x${r.ratio < 1 ? ` (ours ${num(1 / r.ratio, 1)}x more)` : ''}`;
     lines.push(row(r.a, r.name, ratio));
     if (r.b !== undefined) lines.push(row(r.b, '', ''));
   }
@@ -153,6 +155,11 @@ export function renderMarkdown(info, results, extra = []) {
     '### Floor on the day',
     '',
     `- Bare \`node:http\` server, small JSON response: ${floor === undefined ? 'not measured' : `${num(floor.a.summary.cpuPerOp)} µs CPU per request (${num(floor.a.summary.opsPerSecond)} requests/s)`}.`,
+    ...(floor?.b === undefined
+      ? []
+      : [
+          `- The same answer from Hono on \`@hono/node-server\` (the bridge of the adapters and the reference server): ${num(floor.b.summary.cpuPerOp)} µs CPU per request (${num(floor.b.summary.opsPerSecond)} requests/s), ${num(floor.ratio ?? Number.NaN, 2)}x the bare one.`,
+        ]),
     `- One signature with node:crypto on the server core: ES256 ${info.sign === undefined ? '–' : num(info.sign.es256)} µs, RS256 (RSA-2048) ${info.sign === undefined ? '–' : num(info.sign.rs256)} µs.`,
     `- Load generator CPU (median per window, of one core): ${num(Math.min(...generator))}–${num(Math.max(...generator))} %.`,
     ...(errors.length === 0 ? [] : ['', '### Errors', '', ...errors]),
