@@ -13,7 +13,7 @@
  * @see RFC 6749 §4.4, RFC 8707 §2, RFC 9068 §2.2; the MCP client-credentials extension; CC-01
  * @module
  */
-import { randomToken, sha256 } from '../core/crypto.js';
+import { randomToken, sha256, timeOrderedId } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import type { Params } from '../core/params.js';
 import { clientCredentialsScope } from '../protocol/client-credentials.js';
@@ -67,7 +67,7 @@ export async function clientCredentialsGrant(
 
   const now = ctx.now();
   const grant: GrantRecord = {
-    grantId: randomToken(config.runtime.random, 16),
+    grantId: timeOrderedId(config.runtime.random, config.runtime.clock()),
     clientId: client.clientId,
     // RFC 9068 §2.2: with no resource owner, `sub` identifies the client.
     userId: client.clientId,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseAllowedAddresses } from '../cimd/node-fetcher.js';
-import { randomToken, sha256 } from '../core/crypto.js';
+import { randomToken, sha256, timeOrderedId } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { jsonResponse, NO_STORE, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseJsonObject } from '../core/params.js';
@@ -170,7 +170,8 @@ export async function handleRegister(ctx: ServerContext, request: OAuthRequest):
   await config.registration.policy?.({ request, metadata });
 
   const now = ctx.now();
-  const clientId = randomToken(config.runtime.random, 18);
+  // Time first, then 144 random bits (REG-01 asks for 128): new ids go to the right edge of the index.
+  const clientId = timeOrderedId(config.runtime.random, config.runtime.clock(), 18);
   const confidential = metadata.token_endpoint_auth_method !== 'none';
   // A private_key_jwt client proves itself with its key: it gets no secret (RFC 7591 §3.2.1).
   const usesSecret = confidential && metadata.token_endpoint_auth_method !== 'private_key_jwt';

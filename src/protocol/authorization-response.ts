@@ -3,7 +3,7 @@
  * and the error redirect, both carrying `state` and `iss` (RFC 6749 §4.1.2, RFC 9207 §2).
  * @module
  */
-import { randomToken, sha256 } from '../core/crypto.js';
+import { randomToken, sha256, timeOrderedId } from '../core/crypto.js';
 import type { OAuthError } from '../core/errors.js';
 import { type OAuthResponse, redirectResponse } from '../core/http.js';
 import type { ServerContext } from '../server-context.js';
@@ -51,7 +51,7 @@ export async function newCode(
   const code = randomToken(config.runtime.random, 32);
   const record: AuthorizationCodeRecord = {
     codeHash: await sha256(code),
-    grantId: randomToken(config.runtime.random, 16),
+    grantId: timeOrderedId(config.runtime.random, config.runtime.clock()),
     clientId: request.clientId,
     userId: user.id,
     redirectUri: request.redirectUri,

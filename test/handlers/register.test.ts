@@ -62,6 +62,8 @@ describe('REG-01..REG-03 successful registration', () => {
     expect(response.headers['content-type']).toBe('application/json');
     const body = json(response);
     expect(body.client_id).toMatch(BASE64URL_128_BITS);
+    // The time in eight ordered characters, then 144 random bits: ids sort by registration time.
+    expect(body.client_id).toMatch(/^[A-Za-z0-9_-]{8}[A-Za-z0-9_-]{24}$/);
     expect(body.client_id_issued_at).toBe(START);
     expect(body).toMatchObject({
       client_name: 'Course CLI',
@@ -88,6 +90,16 @@ describe('REG-01..REG-03 successful registration', () => {
       ids.add(id);
     }
     expect(ids.size).toBe(8);
+  });
+
+  it('REG-01 client_ids sort by registration time (new ids append to the storage index), however their random parts fall', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push(json(await post(h, { redirect_uris: [CB] })).client_id as string);
+      h.clock.advance(0.001); // a millisecond: the seconds the other tests read stay at START
+    }
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids.map((id) => id.slice(8))).size).toBe(6);
   });
 
   it('REG-01 echoes the effective defaults when only redirect_uris is sent (REG-07, REG-09)', async () => {
