@@ -11,7 +11,12 @@ import type { KeyStore } from './keys/key-store.js';
 import type { ClientKeyResolver } from './protocol/client-keys.js';
 import type { ReplayStore } from './protocol/replay-store.js';
 import { type AccessTokenVerifier, storageVerifier } from './resource-server/verifier.js';
-import type { AuthorizationCodeRecord, ClientRecord, RefreshTokenRecord } from './storage/types.js';
+import type {
+  AuthorizationCodeRecord,
+  ClientRecord,
+  PendingAuthorizationRecord,
+  RefreshTokenRecord,
+} from './storage/types.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -69,10 +74,14 @@ export interface ServerContext {
   lookupClient(clientId: string, clientAddress?: string): Promise<ClientLookup>;
   /** Drops a client from the cache of {@link ServerContext.getClient}: call it after changing the client in storage. */
   forgetClient(clientId: string): void;
-  /** The codes and refresh tokens this server issued and nobody presented yet (`grants/recently-issued.ts`). */
+  /**
+   * The codes and refresh tokens this server issued and nobody presented yet, and the pending
+   * authorizations whose consent page it showed and nobody answered yet (`grants/recently-issued.ts`).
+   */
   readonly recentlyIssued: {
     readonly codes: RecentlyIssued<AuthorizationCodeRecord>;
     readonly refreshTokens: RecentlyIssued<RefreshTokenRecord>;
+    readonly pendingAuthorizations: RecentlyIssued<PendingAuthorizationRecord>;
   };
 }
 
@@ -177,6 +186,10 @@ export function createServerContext(
       clientCache.delete(clientId);
       unknownClients.delete(clientId);
     },
-    recentlyIssued: { codes: new RecentlyIssued(), refreshTokens: new RecentlyIssued() },
+    recentlyIssued: {
+      codes: new RecentlyIssued(),
+      refreshTokens: new RecentlyIssued(),
+      pendingAuthorizations: new RecentlyIssued(),
+    },
   };
 }

@@ -211,12 +211,22 @@ export function kvStorage(kv: KeyValueStore): Storage {
           };
         }),
       // #endregion consume-pending
-      complete: ({ idHash, code, consent, now }) =>
+      complete: ({ idHash, code, consent, boundTo, now }) =>
         // ATOMIC: removes the pending record and writes the code (and the grown consent) in one
         // commit, on the condition that neither the record nor the consent changed since read.
+        // With `boundTo`, only a record bound to that user, consent form (CSRF hash) and session.
         atomically<boolean>(async () => {
           const found = await read<PendingAuthorizationRecord>(keys.pending(idHash));
           if (found === null || found.record.expiresAt <= now) return { done: false };
+          const pending = found.record;
+          if (
+            boundTo !== undefined &&
+            (pending.userId !== boundTo.userId ||
+              pending.csrfHash !== boundTo.csrfHash ||
+              (pending.sessionId !== undefined && pending.sessionId !== boundTo.sessionId))
+          ) {
+            return { done: false };
+          }
           const checks = [at(keys.pending(idHash), found.version), at(keys.code(code.codeHash), null)];
           const writes = [remove(keys.pending(idHash)), put(keys.code(code.codeHash), code)];
           if (consent !== undefined) {

@@ -1,7 +1,8 @@
 /**
- * The codes and refresh tokens this server issued most recently, by hash, so that the request that
- * presents one needs no read of storage before its atomic step (one round trip fewer per code
- * exchange and per refresh on PostgreSQL, one query fewer on SQLite).
+ * The codes and refresh tokens this server issued most recently, and the pending authorizations
+ * whose consent page it showed, by hash, so that the request that presents one needs no read of
+ * storage before its atomic step (one round trip fewer per code exchange, per refresh and per
+ * consent approval on PostgreSQL, one query fewer on SQLite).
  *
  * What an exchange or a refresh reads first is used for two things. The facts that never change
  * (client, user, grant, scope, resources, redirect URI, PKCE challenge, nonce, DPoP key, auth time)
@@ -10,8 +11,11 @@
  * or ended) are decided again by the atomic step itself (`codes.redeem`, `grants.rotateRefreshToken`),
  * in storage, whatever was read before it: a redemption of a code used meanwhile answers `replayed`,
  * a rotation of a token rotated meanwhile `already_rotated` with the facts, and either of something
- * no longer active `invalid`; the grants treat these as they treat a concurrent request. So a
- * remembered record can be stale only in what storage checks anyway.
+ * no longer active `invalid`; the grants treat these as they treat a concurrent request. A pending
+ * authorization's request never changes; its binding (user, session, the consent form's CSRF hash)
+ * is checked against the remembered record and again by `interactions.complete`, which completes
+ * only a record still bound so: showing the consent page again on another instance rebinds it, and
+ * the older form is refused. So a remembered record can be stale only in what storage checks anyway.
  *
  * A record is handed out once (`take`): presenting the code or token again reads storage, as does
  * every use of one another instance issued. At most {@link RECENTLY_ISSUED_MAX_ENTRIES} are kept per

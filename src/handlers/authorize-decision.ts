@@ -1,10 +1,12 @@
 /**
  * The consent decision (`POST {authorizationDecision}`): the only thing the browser contributes is
- * `allow` or `deny`. The pending request, its scopes and redirect come from storage; the form's
- * CSRF token must match the one bound to this user's session and this request.
+ * `allow` or `deny`. The pending request, its scopes and redirect come from storage (or from the
+ * record this server stored when it showed the page, `grants/recently-issued.ts`); the form's CSRF
+ * token must match the one bound to this user's session and this request, which the completion
+ * checks again in its atomic step.
  * @module
  */
-import { sha256, timingSafeEqual } from '../core/crypto.js';
+import { sha256 } from '../core/crypto.js';
 import { OAuthError, toOAuthError } from '../core/errors.js';
 import { methodNotAllowed, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
@@ -14,6 +16,7 @@ import { errorPageFor } from '../pages/html.js';
 import { codeIssued, errorRedirect, newCode } from '../protocol/authorization-response.js';
 import { currentUser } from '../protocol/session.js';
 import type { ServerContext } from '../server-context.js';
+import { isBoundTo } from '../storage/binding.js';
 
 /**
  * Refuses cross-site form posts (AZ-22): a foreign `Origin`, or `Sec-Fetch-Site: cross-site`. The
@@ -31,6 +34,9 @@ function checkSameOrigin(ctx: ServerContext, request: OAuthRequest): void {
     throw new OAuthError('access_denied', 'the consent form was posted from another site', { status: 403 });
   }
 }
+
+const notThisSession = () =>
+  new OAuthError('access_denied', 'the consent form does not belong to this session', { status: 403 });
 
 const alreadyCompleted = () =>
   new OAuthError('invalid_request', 'this authorization request was already completed');
@@ -71,19 +77,25 @@ export async function handleAuthorizeDecision(
     if (user === null)
       throw new OAuthError('access_denied', 'you are no longer signed in; start again', { status: 403 });
     const idHash = await sha256(requestId);
-    const pending = await config.storage.interactions.get(idHash, ctx.now());
+    const boundTo = {
+      userId: user.id,
+      csrfHash: await sha256(csrf),
+      ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }),
+    };
+    // The record this server stored when it showed the consent page, when the form matches it:
+    // its request never changes, and the completion below checks the binding again, atomically
+    // (grants/recently-issued.ts). Otherwise, and for a denial, storage decides.
+    const remembered = ctx.recentlyIssued.pendingAuthorizations.take(idHash, ctx.now());
+    const pending =
+      decision === 'allow' && remembered !== undefined && isBoundTo(remembered, boundTo)
+        ? remembered
+        : await config.storage.interactions.get(idHash, ctx.now());
     if (pending === null)
       throw new OAuthError(
         'invalid_request',
         'this authorization request has expired or was already completed',
       );
-    const sameSession = pending.sessionId === undefined || pending.sessionId === user.sessionId;
-    const csrfOk = pending.csrfHash !== undefined && timingSafeEqual(await sha256(csrf), pending.csrfHash);
-    if (pending.userId !== user.id || !sameSession || !csrfOk) {
-      throw new OAuthError('access_denied', 'the consent form does not belong to this session', {
-        status: 403,
-      });
-    }
+    if (!isBoundTo(pending, boundTo)) throw notThisSession();
     // Single use: of two concurrent submissions only one proceeds. A denial consumes the request
     // here; an approval completes it together with storing its code, in one atomic step (below).
     if (decision === 'deny' && (await config.storage.interactions.consume(idHash, ctx.now())) === null) {
@@ -121,6 +133,7 @@ export async function handleAuthorizeDecision(
         idHash,
         code: code.record,
         ...(consent === undefined ? {} : { consent }),
+        boundTo,
         now,
       });
       if (completed) {
@@ -130,6 +143,9 @@ export async function handleAuthorizeDecision(
       }
     } catch (error) {
       const e = toOAuthError(error);
+      // The storage was unavailable: the pending authorization is still there (or its completion
+      // is in doubt), so the user gets a 503 page to retry from, not a redirect that ends the flow.
+      if (e.code === 'temporarily_unavailable') throw error;
       const redirect = errorRedirect(ctx, target, e);
       if (e.status < 500) return redirect;
       return withRequestId(
@@ -137,9 +153,12 @@ export async function handleAuthorizeDecision(
         logRequestFailure(config.runtime, request, 'consent decision failed', error),
       );
     }
-    // Completed meanwhile by a concurrent submission (or expired): no second code.
-    if (issued === undefined) throw alreadyCompleted();
-    return issued;
+    if (issued !== undefined) return issued;
+    // Not completed. Still there: bound to another form or session meanwhile (the consent page
+    // shown again, on another instance). Otherwise completed by a concurrent submission, or
+    // expired: no second code.
+    if ((await config.storage.interactions.get(idHash, ctx.now())) !== null) throw notThisSession();
+    throw alreadyCompleted();
   } catch (error) {
     return page(error);
   }

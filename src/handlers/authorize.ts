@@ -72,6 +72,8 @@ async function createPending(
         }),
   };
   await ctx.config.storage.interactions.create(record);
+  // Bound to a user and a consent form: the form's answer needs no read (grants/recently-issued.ts).
+  if (binding !== undefined) ctx.recentlyIssued.pendingAuthorizations.remember(record.idHash, record);
   return { id, record };
 }
 
@@ -117,12 +119,16 @@ async function renderConsent(
   if (validated.pending === undefined) {
     requestId = (await createPending(ctx, validated.request, { user, csrfHash })).id;
   } else {
-    const bound = await config.storage.interactions.bind(
-      validated.pending.record.idHash,
-      { userId: user.id, csrfHash, ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }) },
-      ctx.now(),
-    );
+    const binding = {
+      userId: user.id,
+      csrfHash,
+      ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }),
+    };
+    const { record } = validated.pending;
+    const bound = await config.storage.interactions.bind(record.idHash, binding, ctx.now());
     if (!bound) throw new OAuthError('access_denied', 'this authorization request belongs to another user');
+    // As stored now: a binding without a session keeps the one bound before.
+    ctx.recentlyIssued.pendingAuthorizations.remember(record.idHash, { ...record, ...binding });
     requestId = validated.pending.id;
   }
   const { request, client } = validated;

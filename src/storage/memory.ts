@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isBoundTo } from './binding.js';
 import { notRotated } from './rotation.js';
 import type {
   AccessTokenRecord,
@@ -173,9 +174,10 @@ export function memoryStorage(): Storage {
         pending.delete(idHash);
         return record.expiresAt <= now ? null : record;
       },
-      async complete({ idHash, code, consent, now }) {
+      async complete({ idHash, code, consent, boundTo, now }) {
         const record = pending.get(idHash);
         if (record === undefined || record.expiresAt <= now) return false;
+        if (boundTo !== undefined && !isBoundTo(record, boundTo)) return false;
         if (codes.has(code.codeHash)) throw new Error(`code ${code.codeHash} already exists`);
         pending.delete(idHash);
         codes.set(code.codeHash, code);

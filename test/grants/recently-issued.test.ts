@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/crypto.js';
 import { RecentlyIssued } from '../../src/grants/recently-issued.js';
 import { memoryStorage } from '../../src/storage/memory.js';
-import { Harness, json } from '../helpers/harness.js';
+import { consentFields, Harness, json, pkce, redirectParams } from '../helpers/harness.js';
 import { recordingStorage } from '../helpers/recording-storage.js';
 
 const harnesses: Harness[] = [];
@@ -80,6 +80,67 @@ describe('authorization codes this server issued (RFC 6749 §4.1.2, RFC 7636 §4
     const { code, pkce } = await here.obtainCode(owner);
     expect(json(await here.exchange(other, code, pkce)).error).toBe('invalid_grant');
     expect((await here.exchange(owner, code, pkce)).status).toBe(200);
+  });
+});
+
+describe('pending authorizations whose consent page this server showed (RFC 6749 §10.12)', () => {
+  it('an approval completes them without reading them first', async () => {
+    const { here, calls } = await twoInstances();
+    const client = await here.register();
+    const cookie = here.login('ada');
+    const page = await here.authorize(here.authorizeUrl(client, pkce()), cookie);
+    calls.length = 0;
+    const allowed = await here.decide(consentFields(page), 'allow', cookie);
+    expect(redirectParams(allowed).get('code')).toBeTruthy();
+    expect(calls.filter((call) => call.startsWith('interactions.'))).toEqual(['interactions.complete']);
+  });
+
+  it('ATK-22 once the page was shown again on another instance, the older form is refused (403, no code) and the newer one completes', async () => {
+    const { here, there, calls } = await twoInstances();
+    const client = await here.register();
+    const cookie = here.login('ada');
+    there.login('ada');
+    const older = consentFields(await here.authorize(here.authorizeUrl(client, pkce()), cookie));
+    // The same request shown again by the other instance: it binds a new consent form.
+    const again = await there.authorize(
+      `/oauth/authorize?request_id=${encodeURIComponent(older.request_id ?? '')}`,
+      cookie,
+    );
+    expect(again.status).toBe(200);
+    const newer = consentFields(again);
+    expect(newer.request_id).toBe(older.request_id);
+    expect(newer.csrf_token).not.toBe(older.csrf_token);
+
+    // This server remembers the older binding, which the form matches: the completion refuses it.
+    calls.length = 0;
+    const refused = await here.decide(older, 'allow', cookie);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.location).toBeUndefined();
+    expect(calls.filter((call) => call.startsWith('interactions.'))).toEqual([
+      'interactions.complete',
+      'interactions.get',
+    ]);
+    expect(here.events.filter((e) => e.type === 'code.issued')).toEqual([]);
+
+    // The newer form, answered here, is checked against storage and completes.
+    const allowed = await here.decide(newer, 'allow', cookie);
+    expect(allowed.status).toBe(303);
+    expect(redirectParams(allowed).get('code')).toBeTruthy();
+    // Answered: neither form completes it again.
+    const replayed = await here.decide(newer, 'allow', cookie);
+    expect(replayed.status).toBe(400);
+    expect(replayed.headers.location).toBeUndefined();
+  });
+
+  it('a remembered form answered by another user is refused, and the user it belongs to can still approve it', async () => {
+    const { here } = await twoInstances();
+    const client = await here.register();
+    const ada = here.login('ada');
+    const form = consentFields(await here.authorize(here.authorizeUrl(client, pkce()), ada));
+    const forged = await here.decide(form, 'allow', here.login('mallory'));
+    expect(forged.status).toBe(403);
+    expect(forged.headers.location).toBeUndefined();
+    expect((await here.decide(form, 'allow', ada)).status).toBe(303);
   });
 });
 

@@ -128,6 +128,17 @@ export interface InteractionCompletion {
    * consent when there is none. Absent: consents are left alone.
    */
   readonly consent?: ConsentRecord;
+  /**
+   * The user, session and CSRF hash of the consent form being approved. When given, the
+   * pending authorization completes only while it is bound to exactly these: its `userId` is
+   * `boundTo.userId`, its `csrfHash` is `boundTo.csrfHash`, and its `sessionId` is absent or
+   * `boundTo.sessionId` (an absent `boundTo.sessionId` matches only a record without one). The
+   * server may check the form against a record it remembers instead of reading storage first, so
+   * a binding replaced meanwhile (the same user's consent page shown again on another instance)
+   * must be decided here, in the atomic step. Absent when no form is involved (a request resumed
+   * after login that needs no consent): then the binding is not checked.
+   */
+  readonly boundTo?: InteractionBinding;
   /** Epoch seconds. */
   readonly now: number;
 }
@@ -169,13 +180,15 @@ export interface InteractionStore {
   /**
    * ATOMIC, all or nothing: removes the pending authorization `completion.idHash` AND stores
    * `completion.code` AND remembers `completion.consent` (see {@link InteractionCompletion}), when
-   * the pending authorization exists and `expiresAt > now`: returns true. Otherwise writes nothing
-   * and returns false (unknown, already consumed or completed, expired).
+   * the pending authorization exists, `expiresAt > now`, and it is bound as `completion.boundTo`
+   * says (when given): returns true. Otherwise writes nothing and returns false (unknown, already
+   * consumed or completed, expired, bound otherwise).
    *
    * Of any number of concurrent callers completing the same pending authorization (across
-   * instances for a shared adapter), exactly one gets true, and only its code is stored. One
-   * round trip for the approval of a consent: the server reads the pending authorization
-   * ({@link InteractionStore.get}) to check the form, then completes it with this.
+   * instances for a shared adapter), exactly one gets true, and only its code is stored. The
+   * approval of a consent is this one round trip when the server that showed the consent page
+   * receives the form (it remembers the record it stored); otherwise the server reads the
+   * pending authorization ({@link InteractionStore.get}) to check the form first.
    */
   complete(completion: InteractionCompletion): Promise<boolean>;
 }

@@ -136,8 +136,12 @@ export class SqlStorage implements Storage {
         const [row] = await rows<PendingRow>(sql.consumePendingAuthorization, [idHash], 'never');
         return row === undefined || row.expires_at <= now ? null : pendingAuthorizationsTable.record(row);
       },
-      async complete({ idHash, code, consent, now }) {
-        const params = [idHash, now, ...authorizationCodesTable.params(code)];
+      async complete({ idHash, code, consent, boundTo, now }) {
+        const binding =
+          boundTo === undefined
+            ? [null, null, null]
+            : [boundTo.userId, boundTo.csrfHash, boundTo.sessionId ?? null];
+        const params = [idHash, now, ...binding, ...authorizationCodesTable.params(code)];
         const done =
           consent === undefined
             ? await exec(sql.completePendingAuthorization, params)

@@ -90,16 +90,22 @@ export function storageStatements(schema: string) {
 
   // Completing a pending authorization, one statement: the DELETE of the pending row is the atomic
   // step (of concurrent callers one deletes it, the others wait for its lock and then find
-  // nothing); the code, and the consent, are inserted only from the row it returned. A remembered
-  // consent grows: its scopes and resources become the union, stored ones first, in order.
-  // Parameters: $1 id_hash, $2 now, then the code's columns, then the consent's.
-  const codeFirst = 3;
+  // nothing); the code, and the consent, are inserted only from the row it returned. With the
+  // consent form's binding ($3 not null), only a row bound to that user, CSRF hash and session (or
+  // to no session; a null $5 matches only that) is deleted. A remembered consent grows: its
+  // scopes and resources become the union, stored ones first, in order.
+  // Parameters: $1 id_hash, $2 now, $3 user_id, $4 csrf_hash, $5 session_id (all three null
+  // without a binding), then the code's columns, then the consent's.
+  const codeFirst = 6;
   const consentFirst = codeFirst + codeCols.length;
   const union = (column: string) =>
     `ARRAY(SELECT v FROM unnest(c.${column} || excluded.${column}) WITH ORDINALITY AS u(v, n) GROUP BY v ORDER BY min(n))`;
   const complete = (withConsent: boolean) =>
     statement(`WITH done AS (
-      DELETE FROM ${pending} WHERE id_hash = $1 AND expires_at > $2 RETURNING id_hash
+      DELETE FROM ${pending} WHERE id_hash = $1 AND expires_at > $2
+        AND ($3::text IS NULL OR (user_id = $3::text AND csrf_hash = $4::text
+          AND (session_id IS NULL OR session_id = $5::text)))
+      RETURNING id_hash
     ), new_code AS (
       INSERT INTO ${codes} (${codeCols.list()}) SELECT ${codeCols.params(codeFirst)} FROM done
     )${
@@ -196,9 +202,9 @@ export function storageStatements(schema: string) {
     consumePendingAuthorization: statement(
       `DELETE FROM ${pending} WHERE id_hash = $1 RETURNING ${pendingCols.list()}`,
     ),
-    /** $1 id_hash, $2 now, then the code's columns */
+    /** $1 id_hash, $2 now, $3-$5 the binding (user_id, csrf_hash, session_id), then the code's columns */
     completePendingAuthorization: complete(false),
-    /** $1 id_hash, $2 now, then the code's and the consent's columns */
+    /** $1 id_hash, $2 now, $3-$5 the binding, then the code's and the consent's columns */
     completePendingAuthorizationWithConsent: complete(true),
 
     // ---- authorization codes: $1 code_hash, $2 now ---------------------------------------------

@@ -197,11 +197,23 @@ export class SqliteStorage implements Storage {
           const row = db.get<PendingRow>(SQL.consumePending, idHash);
           return row === undefined || row.expires_at <= now ? null : pendingRecord(row);
         }),
-      complete: ({ idHash, code, consent, now }) =>
+      complete: ({ idHash, code, consent, boundTo, now }) =>
         write((db) => {
           // The commit point: of concurrent callers, the first to take the write lock deletes the
-          // row; the others find it gone. An expired record is left (and writes nothing).
-          if (!changed(db.run(SQL.completePending, idHash, now))) return false;
+          // row; the others find it gone. An expired record, or one bound to another user, form or
+          // session, is left (and nothing is written).
+          const removed =
+            boundTo === undefined
+              ? db.run(SQL.completePending, idHash, now)
+              : db.run(
+                  SQL.completeBoundPending,
+                  idHash,
+                  now,
+                  boundTo.userId,
+                  boundTo.csrfHash,
+                  boundTo.sessionId ?? null,
+                );
+          if (!changed(removed)) return false;
           db.run(SQL.createCode, ...codeParams(code));
           if (consent !== undefined) {
             // Read and written under the same write lock: no other writer in between.

@@ -71,6 +71,12 @@ export const SQL = {
   consumePending: `DELETE FROM ${pending} WHERE id_hash = ? RETURNING ${PENDING_COLUMNS}`,
   /** id_hash, now: the commit point of completing a pending authorization (an expired one stays). */
   completePending: `DELETE FROM ${pending} WHERE id_hash = ? AND expires_at > ?`,
+  /**
+   * id_hash, now, user_id, csrf_hash, session_id (NULL matches only a record without one): the
+   * same, only while the record is bound to that user, consent form and session.
+   */
+  completeBoundPending: `DELETE FROM ${pending} WHERE id_hash = ? AND expires_at > ?
+    AND user_id = ? AND csrf_hash = ? AND (session_id IS NULL OR session_id = ?)`,
 
   // ---- authorization codes ---------------------------------------------------------------------
   createCode: `INSERT INTO ${codes} (${CODE_COLUMNS}) VALUES (${placeholders(15)})`,

@@ -6,6 +6,11 @@ import type { ConsentRecord } from '../../storage/types.js';
 import { fixtures, NOW, randomHash, randomId } from './fixtures.js';
 import type { Kit } from './runner.js';
 
+/** A consent to `openid` alone, given at {@link NOW}. */
+function openidConsent(userId: string, clientId: string): ConsentRecord {
+  return { userId, clientId, scope: ['openid'], resources: [], createdAt: NOW, updatedAt: NOW };
+}
+
 /** Registers the tests of the interactions aggregate. */
 export function interactionsSuite(kit: Kit): void {
   const { describe, expect } = kit.runner;
@@ -73,19 +78,74 @@ export function interactionsSuite(kit: Kit): void {
     );
 
     kit.test(
+      'complete with a binding completes only a record bound to that user, consent form and session (or to no session), and otherwise writes nothing',
+      async ({ storage }) => {
+        const userId = randomId('user');
+        const csrfHash = randomHash();
+        const pending = fixtures.pending();
+        await storage.interactions.create(pending);
+        expect(
+          await storage.interactions.bind(pending.idHash, { userId, sessionId: 's1', csrfHash }, NOW),
+        ).toBe(true);
+        const consent = openidConsent(userId, pending.request.clientId);
+        const refused = [
+          { userId: randomId('user'), sessionId: 's1', csrfHash },
+          { userId, sessionId: 's1', csrfHash: randomHash() },
+          { userId, sessionId: 's2', csrfHash },
+          // The record has a session; a form answered without one is not its form.
+          { userId, csrfHash },
+        ];
+        for (const boundTo of refused) {
+          const code = fixtures.code({ userId, clientId: pending.request.clientId });
+          expect(
+            await storage.interactions.complete({ idHash: pending.idHash, code, consent, boundTo, now: NOW }),
+          ).toBe(false);
+          expect(await storage.codes.get(code.codeHash, NOW)).toBeNull();
+        }
+        expect(await storage.consents.get(userId, pending.request.clientId)).toBeNull();
+        expect(await storage.interactions.get(pending.idHash, NOW)).not.toBeNull();
+        const code = fixtures.code({ userId, clientId: pending.request.clientId });
+        const boundTo = { userId, sessionId: 's1', csrfHash };
+        expect(
+          await storage.interactions.complete({ idHash: pending.idHash, code, consent, boundTo, now: NOW }),
+        ).toBe(true);
+        expect(await storage.codes.get(code.codeHash, NOW)).toEqual(code);
+        expect(await storage.interactions.get(pending.idHash, NOW)).toBeNull();
+
+        // Bound without a session: any session of that user, or none, answers its form.
+        const sessionless = fixtures.pending();
+        await storage.interactions.create(sessionless);
+        expect(await storage.interactions.bind(sessionless.idHash, { userId, csrfHash }, NOW)).toBe(true);
+        const next = fixtures.code({ userId, clientId: sessionless.request.clientId });
+        expect(
+          await storage.interactions.complete({
+            idHash: sessionless.idHash,
+            code: next,
+            boundTo: { userId, sessionId: 's9', csrfHash },
+            now: NOW,
+          }),
+        ).toBe(true);
+        // Never bound: no form of anyone's completes it.
+        const unbound = fixtures.pending();
+        await storage.interactions.create(unbound);
+        expect(
+          await storage.interactions.complete({
+            idHash: unbound.idHash,
+            code: fixtures.code({ userId }),
+            boundTo: { userId, csrfHash },
+            now: NOW,
+          }),
+        ).toBe(false);
+      },
+    );
+
+    kit.test(
       'complete refuses an expired pending authorization (at exactly expiresAt) and writes nothing',
       async ({ storage }) => {
         const pending = fixtures.pending({ expiresAt: NOW + 10 });
         await storage.interactions.create(pending);
         const userId = randomId('user');
-        const consent = {
-          userId,
-          clientId: pending.request.clientId,
-          scope: ['openid'],
-          resources: [],
-          createdAt: NOW,
-          updatedAt: NOW,
-        };
+        const consent = openidConsent(userId, pending.request.clientId);
         const code = fixtures.code({ userId, clientId: pending.request.clientId });
         expect(
           await storage.interactions.complete({ idHash: pending.idHash, code, consent, now: NOW + 10 }),

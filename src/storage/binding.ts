@@ -1,0 +1,18 @@
+/**
+ * Whether a pending authorization is bound to a user, session and consent form: one predicate for
+ * the consent decision's check of the form and for the memory backend's atomic step, so the two
+ * cannot disagree (the SQL backends state the same in their `WHERE` clause).
+ * @module
+ */
+import { timingSafeEqual } from '../core/crypto.js';
+import type { InteractionBinding, PendingAuthorizationRecord } from './types.js';
+
+/**
+ * True when `record` is bound to `boundTo.userId` with `boundTo.csrfHash` (compared in constant
+ * time), and to `boundTo.sessionId` or to no session at all.
+ */
+export function isBoundTo(record: PendingAuthorizationRecord, boundTo: InteractionBinding): boolean {
+  const sameSession = record.sessionId === undefined || record.sessionId === boundTo.sessionId;
+  const sameForm = record.csrfHash !== undefined && timingSafeEqual(record.csrfHash, boundTo.csrfHash);
+  return record.userId === boundTo.userId && sameSession && sameForm;
+}
