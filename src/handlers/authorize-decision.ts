@@ -16,7 +16,7 @@ import { errorPageFor } from '../pages/html.js';
 import { codeIssued, errorRedirect, newCode } from '../protocol/authorization-response.js';
 import { currentUser } from '../protocol/session.js';
 import type { ServerContext } from '../server-context.js';
-import { isBoundTo } from '../storage/binding.js';
+import { bindingOf, isBoundTo } from '../storage/binding.js';
 
 /**
  * Refuses cross-site form posts (AZ-22): a foreign `Origin`, or `Sec-Fetch-Site: cross-site`. The
@@ -77,11 +77,7 @@ export async function handleAuthorizeDecision(
     if (user === null)
       throw new OAuthError('access_denied', 'you are no longer signed in; start again', { status: 403 });
     const idHash = await sha256(requestId);
-    const boundTo = {
-      userId: user.id,
-      csrfHash: await sha256(csrf),
-      ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }),
-    };
+    const boundTo = bindingOf(user, await sha256(csrf));
     // The record this server stored when it showed the consent page, when the form matches it:
     // its request never changes, and the completion below checks the binding again, atomically
     // (grants/recently-issued.ts). Otherwise, and for a denial, storage decides.

@@ -24,7 +24,13 @@ import {
 import { isLoopbackRedirect, redirectHostPort, redirectOrigin } from '../protocol/redirect-uri.js';
 import { currentUser } from '../protocol/session.js';
 import type { ServerContext } from '../server-context.js';
-import type { AuthorizationRequest, ClientRecord, PendingAuthorizationRecord } from '../storage/types.js';
+import { bindingOf } from '../storage/binding.js';
+import type {
+  AuthorizationRequest,
+  ClientRecord,
+  InteractionBinding,
+  PendingAuthorizationRecord,
+} from '../storage/types.js';
 
 /** The request being served: validated, with the pending record it came from when resumed. */
 interface Validated {
@@ -54,7 +60,7 @@ function authenticationFresh(
 async function createPending(
   ctx: ServerContext,
   request: AuthorizationRequest,
-  binding?: { readonly user: AuthenticatedUser; readonly csrfHash: string },
+  binding?: InteractionBinding,
 ): Promise<{ id: string; record: PendingAuthorizationRecord }> {
   const now = ctx.now();
   const id = randomToken(ctx.config.runtime.random, 32);
@@ -63,13 +69,7 @@ async function createPending(
     request,
     createdAt: now,
     expiresAt: now + ctx.config.tokens.pendingAuthorizationTtlSeconds,
-    ...(binding === undefined
-      ? {}
-      : {
-          userId: binding.user.id,
-          csrfHash: binding.csrfHash,
-          ...(binding.user.sessionId === undefined ? {} : { sessionId: binding.user.sessionId }),
-        }),
+    ...binding,
   };
   await ctx.config.storage.interactions.create(record);
   // Bound to a user and a consent form: the form's answer needs no read (grants/recently-issued.ts).
@@ -115,15 +115,11 @@ async function renderConsent(
   const { config } = ctx;
   const csrf = randomToken(config.runtime.random, 32);
   const csrfHash = await sha256(csrf);
+  const binding = bindingOf(user, csrfHash);
   let requestId: string;
   if (validated.pending === undefined) {
-    requestId = (await createPending(ctx, validated.request, { user, csrfHash })).id;
+    requestId = (await createPending(ctx, validated.request, binding)).id;
   } else {
-    const binding = {
-      userId: user.id,
-      csrfHash,
-      ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }),
-    };
     const { record } = validated.pending;
     const bound = await config.storage.interactions.bind(record.idHash, binding, ctx.now());
     if (!bound) throw new OAuthError('access_denied', 'this authorization request belongs to another user');

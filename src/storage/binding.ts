@@ -1,11 +1,24 @@
 /**
- * Whether a pending authorization is bound to a user, session and consent form: one predicate for
- * the consent decision's check of the form and for the memory backend's atomic step, so the two
- * cannot disagree (the SQL backends state the same in their `WHERE` clause).
+ * Whether a pending authorization is bound to a user, session and consent form: one shape of that
+ * binding for the consent page and the decision, and one predicate for the decision's check of the
+ * form and for the memory backend's atomic step, so they cannot disagree (the SQL backends state
+ * the same in their `WHERE` clause).
  * @module
  */
 import { timingSafeEqual } from '../core/crypto.js';
 import type { InteractionBinding, PendingAuthorizationRecord } from './types.js';
+
+/** The binding of a consent form: the user it was shown to, the hash of its CSRF token, the session. */
+export function bindingOf(
+  user: { readonly id: string; readonly sessionId?: string },
+  csrfHash: string,
+): InteractionBinding {
+  return {
+    userId: user.id,
+    csrfHash,
+    ...(user.sessionId === undefined ? {} : { sessionId: user.sessionId }),
+  };
+}
 
 /**
  * True when `record` is bound to `boundTo.userId` with `boundTo.csrfHash` (compared in constant
