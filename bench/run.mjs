@@ -38,6 +38,7 @@ import { renderMarkdown } from './lib/report.mjs';
 import { startScriptNodeOptions, startServer } from './lib/servers.mjs';
 import { measureStartup } from './lib/startup.mjs';
 import { pairedCpuRatio, pairedRatio, summarize } from './lib/stats.mjs';
+import { SIGNATURES } from './lib/workloads.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(BENCH);
@@ -145,19 +146,6 @@ const cpuRatioWithDatabaseTarget = (min) => (r) => {
       pass: measured ? ratio >= min && r.a.summary.errors === 0 : undefined,
     },
   ];
-};
-
-/**
- * The signatures an operation of each workload must make, whatever the server: an access token
- * is an ES256 JWT, an ID token an RS256 JWT (the algorithm every OpenID client must accept).
- * @type {Record<string, { es256: number, rs256: number }>}
- */
-const SIGNATURES = {
-  register: { es256: 0, rs256: 0 },
-  'code-flow': { es256: 1, rs256: 1 },
-  refresh: { es256: 1, rs256: 0 },
-  userinfo: { es256: 0, rs256: 0 },
-  introspect: { es256: 0, rs256: 0 },
 };
 
 /**

@@ -241,6 +241,19 @@ async function bearerGet(ctx, user, path) {
   return jsonBody(response, `GET ${path}`);
 }
 
+/**
+ * The signatures an operation of each workload must make, whatever the server: an access token
+ * is an ES256 JWT, an ID token an RS256 JWT (the algorithm every OpenID client must accept).
+ * @type {Record<string, { es256: number, rs256: number }>}
+ */
+export const SIGNATURES = {
+  register: { es256: 0, rs256: 0 },
+  'code-flow': { es256: 1, rs256: 1 },
+  refresh: { es256: 1, rs256: 0 },
+  userinfo: { es256: 0, rs256: 0 },
+  introspect: { es256: 0, rs256: 0 },
+};
+
 /** @type {Record<string, Workload>} */
 export const WORKLOADS = {
   floor: {
