@@ -90,47 +90,45 @@ const serverMain = join(ROOT, 'examples', 'course-school', 'dist', 'main.js');
 const OWN_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
 /**
- * One operation of `workload` on the running reference server, recorded request by request from
- * the load generator's own client (after the workload's setup, as the first virtual user).
- * @param {string} origin
- * @param {string} workload
+ * One operation of the first virtual user, recorded request by request from the load generator's
+ * own client (after the workload's setup): what it sends, and what it gets back.
+ * @param {import('./lib/workloads.mjs').Context} ctx
+ * @param {import('./lib/workloads.mjs').Workload} spec
  * @returns {Promise<Exchange[]>}
  */
-async function record(origin, workload) {
-  const ctx = createContext(origin, 1);
-  const spec = /** @type {import('./lib/workloads.mjs').Workload} */ (WORKLOADS[workload]);
+async function record(ctx, spec) {
+  /** @type {Exchange[]} */
+  const exchanges = [];
+  const pool = ctx.http.pool;
+  const send = pool.request.bind(pool);
+  /** @param {any} options */
+  const recording = async (options) => {
+    const response = await send(options);
+    const text = await response.body.text();
+    /** @type {Record<string, string | string[]>} */
+    const headers = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined && !OWN_HEADERS.has(name)) headers[name] = value;
+    }
+    exchanges.push({
+      method: options.method,
+      path: options.path,
+      requestHeaders: options.headers,
+      requestBody: options.body,
+      status: response.statusCode,
+      headers,
+      body: text,
+    });
+    return { ...response, body: { text: async () => text } };
+  };
+  Object.defineProperty(pool, 'request', { value: recording, configurable: true });
   try {
-    await spec.setup(ctx);
-    /** @type {Exchange[]} */
-    const exchanges = [];
-    const pool = ctx.http.pool;
-    const send = pool.request.bind(pool);
-    /** @param {any} options */
-    const recording = async (options) => {
-      const response = await send(options);
-      const text = await response.body.text();
-      /** @type {Record<string, string | string[]>} */
-      const headers = {};
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined && !OWN_HEADERS.has(name)) headers[name] = value;
-      }
-      exchanges.push({
-        method: options.method,
-        path: options.path,
-        requestHeaders: options.headers,
-        requestBody: options.body,
-        status: response.statusCode,
-        headers,
-        body: text,
-      });
-      return { ...response, body: { text: async () => text } };
-    };
-    Object.defineProperty(pool, 'request', { value: recording, configurable: true });
     await spec.op(ctx, /** @type {import('./lib/workloads.mjs').VirtualUser} */ (ctx.users[0]));
-    return exchanges;
   } finally {
-    await ctx.http.close();
+    // The pool's own method again (the property shadowed its prototype's).
+    delete (/** @type {any} */ (pool).request);
   }
+  return exchanges;
 }
 
 /**
@@ -229,14 +227,17 @@ try {
     const oursWindows = [];
     /** @type {Window[]} */
     const replayWindows = [];
-    let exchanges;
+    /** @type {Exchange[]} */
+    let exchanges = [];
     /** @type {Awaited<ReturnType<typeof startServer>> | undefined} */
     let replay;
     const ctx = createContext(ours.origin, CONCURRENCY);
     /** @type {Pool | undefined} */
     let replayPool;
     try {
-      exchanges = await record(ours.origin, name);
+      const spec = /** @type {import('./lib/workloads.mjs').Workload} */ (WORKLOADS[name]);
+      await spec.setup(ctx);
+      exchanges = await record(ctx, spec);
       const file = join(scratch, `${name}.json`);
       writeFileSync(file, JSON.stringify(exchanges));
       replay = await startServer({
@@ -246,8 +247,6 @@ try {
         cpus: pin,
       });
       replayPool = new Pool(replay.origin, { connections: CONCURRENCY, pipelining: 1 });
-      const spec = /** @type {import('./lib/workloads.mjs').Workload} */ (WORKLOADS[name]);
-      await spec.setup(ctx);
       const replayed = replayOp(replayPool, exchanges);
       // Each virtual user runs its own operations (its own refresh-token chain, its own cookies).
       const oursLoop = () =>
@@ -279,7 +278,10 @@ try {
     const oursCpu = median(oursWindows.map((w) => w.cpuPerOp));
     const replayCpu = median(replayWindows.map((w) => w.cpuPerOp));
     const bytes = exchanges.reduce(
-      (acc, e) => ({ in: acc.in + (e.requestBody?.length ?? 0), out: acc.out + e.body.length }),
+      (acc, e) => ({
+        in: acc.in + Buffer.byteLength(e.requestBody ?? ''),
+        out: acc.out + Buffer.byteLength(e.body),
+      }),
       { in: 0, out: 0 },
     );
     const errors = [...oursWindows, ...replayWindows].reduce((s, w) => s + w.errors, 0);
