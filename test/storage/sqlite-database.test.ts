@@ -4,8 +4,8 @@ import {
   type SqliteDatabase,
   WAL_AUTOCHECKPOINT_PAGES,
 } from '../../src/storage/sqlite/database.js';
-import type { SqliteDriverName } from '../../src/storage/sqlite/driver.js';
-import { isSqliteConstraint } from '../../src/storage/sqlite/errors.js';
+import type { SqliteDriver, SqliteDriverName } from '../../src/storage/sqlite/driver.js';
+import { isSqliteConstraint, sqliteResultCode } from '../../src/storage/sqlite/errors.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { availableDrivers, scratchDir, TESTED_DRIVERS } from './sqlite-drivers.js';
 
@@ -201,6 +201,95 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
     const old = (driver?.sqliteVersion ?? '').localeCompare('3.51.3', undefined, { numeric: true }) < 0;
     expect(warnings).toHaveLength(old ? 1 : 0);
     if (old) expect(warnings[0]).toContain('walresetbug');
+  });
+
+  describe('two processes switching a new file to WAL at the same moment (FLT-04)', () => {
+    const SWITCH = 'PRAGMA journal_mode = WAL';
+    /**
+     * The error SQLite gives the second of two connections that want the file's exclusive lock:
+     * a real one, from this driver (a connection holding the lock, and one that does not wait).
+     */
+    const busyError = (): unknown => {
+      if (driver === undefined) throw new Error('unreachable');
+      const holder = driver.open(scratch.file('held.sqlite'));
+      const other = driver.open(scratch.file('held.sqlite'));
+      try {
+        holder.exec('BEGIN EXCLUSIVE');
+        other.exec('PRAGMA busy_timeout = 0');
+        other.prepare(SWITCH).get();
+      } catch (error) {
+        return error;
+      } finally {
+        holder.exec('ROLLBACK');
+        other.close();
+        holder.close();
+      }
+      throw new Error('the second connection got the lock');
+    };
+    /** This driver, with the switch to WAL failing as `failure` the first `times` tries. */
+    const failingSwitch = (failure: unknown, times: number) => {
+      if (driver === undefined) throw new Error('unreachable');
+      const real = driver;
+      const counts = { tries: 0 };
+      const wrapped: SqliteDriver = {
+        name: real.name,
+        sqliteVersion: real.sqliteVersion,
+        open(file) {
+          const connection = real.open(file);
+          return {
+            exec: (sql) => connection.exec(sql),
+            close: () => connection.close(),
+            prepare(sql) {
+              if (sql !== SWITCH) return connection.prepare(sql);
+              counts.tries++;
+              if (counts.tries > times) return connection.prepare(sql);
+              return {
+                get: () => {
+                  throw failure;
+                },
+                run: () => {
+                  throw failure;
+                },
+                all: () => {
+                  throw failure;
+                },
+              };
+            },
+          };
+        },
+      };
+      return { wrapped, counts };
+    };
+
+    it.skipIf(driver === undefined)(
+      'the connection answered SQLITE_BUSY at once tries again and opens the file in WAL mode',
+      () => {
+        const busy = busyError();
+        expect(sqliteResultCode(busy)).toBe(5);
+        const { wrapped, counts } = failingSwitch(busy, 2);
+        const db = openSqliteDatabaseWith(wrapped, scratch.file());
+        open.push(db);
+        expect(counts.tries).toBe(3);
+        expect(db.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).toBe('wal');
+      },
+    );
+
+    it.skipIf(driver === undefined)(
+      'gives up at the busy timeout with the storage unavailable, and does not retry other errors',
+      () => {
+        const { wrapped, counts } = failingSwitch(busyError(), Number.POSITIVE_INFINITY);
+        expect(() => openSqliteDatabaseWith(wrapped, scratch.file(), { busyTimeoutMs: 30 })).toThrow(
+          StorageUnavailableError,
+        );
+        expect(counts.tries).toBeGreaterThan(1);
+
+        const broken = failingSwitch(new Error('disk I/O error'), 1);
+        expect(() => openSqliteDatabaseWith(broken.wrapped, scratch.file('other.sqlite'))).toThrow(
+          'disk I/O error',
+        );
+        expect(broken.counts.tries).toBe(1);
+      },
+    );
   });
 
   it.skipIf(driver === undefined)('rejects options out of bounds', () => {

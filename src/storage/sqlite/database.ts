@@ -30,7 +30,7 @@ import {
   sqliteVersionAtLeast,
   WAL_RESET_FIX_VERSION,
 } from './driver.js';
-import { SqliteUnavailableError, sqliteFailure } from './errors.js';
+import { SQLITE_BUSY, SqliteUnavailableError, sqliteFailure, sqliteResultCode } from './errors.js';
 
 /** The file a data directory holds (plus its `-wal` and `-shm` companions). */
 export const SQLITE_FILE_NAME = 'portcullis.sqlite';
@@ -331,6 +331,37 @@ export function validateDatabaseOptions(options: SqliteDatabaseOptions): void {
   }
 }
 
+/** How long the switch to WAL waits between two tries while another process has the lock, in ms. */
+const WAL_SWITCH_RETRY_MS = 5;
+
+/** Blocks the thread for `ms` (the drivers are synchronous, and so is opening a database). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * `PRAGMA journal_mode = WAL`, tried again while another process holds the lock, until the busy
+ * timeout; returns the journal mode the file is in. On a new file, two processes switching it at
+ * the same moment both take a shared lock and want the exclusive one, and SQLite answers the
+ * second `SQLITE_BUSY` at once rather than call the busy handler (waiting there could deadlock):
+ * two servers started together on an empty data directory failed a few times in a hundred. By
+ * the next try the first has put the file in WAL mode, which the pragma then only reads.
+ */
+function switchToWal(connection: SqliteConnection, busyTimeoutMs: number): string {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      const mode = connection.prepare('PRAGMA journal_mode = WAL').get() as
+        | { journal_mode?: unknown }
+        | undefined;
+      return String(mode?.journal_mode);
+    } catch (error) {
+      if (sqliteResultCode(error) !== SQLITE_BUSY || Date.now() >= deadline) throw error;
+      sleepSync(WAL_SWITCH_RETRY_MS);
+    }
+  }
+}
+
 /**
  * Opens `file` with an already loaded driver (see {@link openSqliteDatabase}); synchronous, for
  * worker processes and tests.
@@ -353,10 +384,7 @@ export function openSqliteDatabaseWith(
   try {
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     connection.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
-    const mode = connection.prepare('PRAGMA journal_mode = WAL').get() as
-      | { journal_mode?: unknown }
-      | undefined;
-    const journalMode = String(mode?.journal_mode);
+    const journalMode = switchToWal(connection, busyTimeoutMs);
     if (journalMode !== 'wal' && !(file === ':memory:' && journalMode === 'memory')) {
       throw new SqliteUnavailableError(
         `SQLite could not put ${file} in WAL mode (journal_mode is ${journalMode}): ` +

@@ -12,7 +12,7 @@
 import { StorageUnavailableError, type StorageUnavailableReason } from '../unavailable.js';
 
 /** SQLite's primary result codes we act on (https://sqlite.org/rescode.html). */
-const SQLITE_BUSY = 5;
+export const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
 const SQLITE_FULL = 13;
 const SQLITE_PROTOCOL = 15;
