@@ -158,7 +158,7 @@ describe('SQL storage: writes are all or nothing', () => {
   });
 });
 
-describe('SQL storage: deleteExpired', () => {
+describe('FLT-05 SQL storage: deleteExpired', () => {
   it('deletes in batches of deleteBatchSize, one short statement each, until a batch comes back short', async () => {
     const s = await storage(10);
     const { grant } = await seededGrant(s);

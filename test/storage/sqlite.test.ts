@@ -289,7 +289,7 @@ describe('SQLite storage', () => {
     expect(await storage.clients.get(client.clientId, NOW)).toEqual(client);
   });
 
-  it('deletes expired rows in batches of deleteBatchSize until none is left', async () => {
+  it('FLT-05 deletes expired rows in batches of deleteBatchSize until none is left', async () => {
     const storage = open(sqliteStorage({ path: scratch.file('cleanup.sqlite'), deleteBatchSize: 2 }));
     for (let i = 0; i < 7; i++) await storage.interactions.create(fixtures.pending({ expiresAt: NOW + 1 }));
     const kept = fixtures.pending({ expiresAt: NOW + 100 });
@@ -299,7 +299,7 @@ describe('SQLite storage', () => {
     expect(await storage.deleteExpired(NOW + 1)).toBe(0);
   });
 
-  it('sizes its cleanup batches by time: a batch over DELETE_BATCH_MILLIS makes the next one smaller, down to one row; a quick one, larger, up to deleteBatchSize', async () => {
+  it('FLT-05 sizes its cleanup batches by time: a batch over DELETE_BATCH_MILLIS makes the next one smaller, down to one row; a quick one, larger, up to deleteBatchSize', async () => {
     /** The storage on a fresh file, its clock advancing `step` ms per reading; the LIMIT of each pending-authorization batch. */
     const cleanup = async (step: number, expired: number) => {
       const db = await openSqliteDatabase({ path: ':memory:' });
@@ -339,7 +339,7 @@ describe('SQLite storage', () => {
     expect(quick.limits).toEqual([64, 128, 200, 200, 200]);
   });
 
-  it('deletes, batch by batch, the grants its token batches leave without an unexpired token, and keeps a grant whose successor lives', async () => {
+  it('FLT-05 deletes, batch by batch, the grants its token batches leave without an unexpired token, and keeps a grant whose successor lives', async () => {
     const storage = open(sqliteStorage({ path: scratch.file('purge.sqlite'), deleteBatchSize: 2 }));
     const seed = async () => {
       const code = fixtures.code();

@@ -11,7 +11,7 @@ import type { Kit } from './runner.js';
 /** Registers the tests of housekeeping. */
 export function expirySuite(kit: Kit): void {
   const { describe, expect } = kit.runner;
-  describe('expiry and housekeeping', () => {
+  describe('expiry and housekeeping (FLT-05)', () => {
     kit.test(
       'deleteExpired removes what has expired in every aggregate and keeps the rest',
       async ({ storage }) => {
