@@ -123,24 +123,33 @@ export function randomToken(random: RandomSource, bytes = 32): string {
 
 /** The base64url alphabet in ascending byte order: strings of its digits sort as the numbers they write. */
 const ORDERED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
-/** Eight digits of six bits: milliseconds up to 2^48, past the year 10,000. */
+/** Eight digits of six bits of time. */
 const TIME_DIGITS = 8;
+/**
+ * Added to the time, so that its first digit (0 until the year 2109) is written `A`, not `-`: an
+ * argument that starts with `-` is an option to command-line parsers, and `--client-id -P86…`
+ * fails in Node's `util.parseArgs` and Python's `argparse`. The first character is then a letter
+ * until the year 5593 (then `_`, then letters again).
+ */
+const TIME_OFFSET = ORDERED_DIGITS.indexOf('A') * 64 ** (TIME_DIGITS - 1);
+/** The last millisecond whose digits still fit (in the year 9495); later ones are written as it. */
+const TIME_MAX = 64 ** TIME_DIGITS - 1 - TIME_OFFSET;
 
 /**
  * A random identifier that sorts by creation time: eight characters of the time in milliseconds
- * (base64url characters in byte order), then `bytes` random bytes in base64url, whose entropy is the
- * identifier's. For the ids the server stores as primary keys (clients, grants): in a B-tree, keys
- * that grow with time are inserted at its right edge, on pages already cached and dirty, where
- * random ones land each on a page of their own (on SQLite a registration cost 19 µs of storage
- * CPU with random ids and 12 with these). The time is not a secret: a registration answers it
- * (`client_id_issued_at`).
+ * (base64url characters in byte order, offset so that the first is a letter and never `-`), then
+ * `bytes` random bytes in base64url, whose entropy is the identifier's. For the ids the server
+ * stores as primary keys (clients, grants): in a B-tree, keys that grow with time are inserted at
+ * its right edge, on pages already cached and dirty, where random ones land each on a page of
+ * their own (on SQLite a registration cost 19 µs of storage CPU with random ids and 12 with
+ * these). The time is not a secret: a registration answers it (`client_id_issued_at`).
  *
  * @param random - the random source
- * @param nowMs - epoch milliseconds (clamped to 0 and up)
+ * @param nowMs - epoch milliseconds (clamped to the range from 0 to the year 9495)
  * @param bytes - random bytes after the time (128 bits by default)
  */
 export function timeOrderedId(random: RandomSource, nowMs: number, bytes = 16): string {
-  let t = Math.max(0, Math.floor(nowMs));
+  let t = TIME_OFFSET + Math.min(TIME_MAX, Math.max(0, Math.floor(nowMs)));
   let time = '';
   for (let i = 0; i < TIME_DIGITS; i++) {
     time = ORDERED_DIGITS[t % 64] + time;
