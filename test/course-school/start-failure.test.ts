@@ -1,13 +1,17 @@
 /**
  * A start that fails says why in one line and exits with code 1, for the operator reading the
  * service's log: the library's `StartupError` (here a schema it cannot migrate) with its code and
- * the database's words, and a database that cannot be reached at all.
+ * the database's words, a database that cannot be reached at all, and a `DATA_DIR` whose SQLite
+ * file or directory cannot be used (named, with what to do, and left as it was).
  *
  * The first needs PostgreSQL (`DATABASE_URL`, default postgres://postgres@127.0.0.1:5432/test):
  * skipped without it, FAILS without it when `CI=true`. It creates `pc_e2e_<random>` and drops it.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertCompiledServerFresh, freePort, MAIN, ROOT } from '../helpers/server-process.js';
@@ -52,6 +56,48 @@ describe('a start that fails', { timeout: 60_000 }, () => {
     expect(linesOf(result.stderr)).toEqual([
       expect.stringMatching(/^course-school: could not start: .*ECONNREFUSED/),
     ]);
+  });
+
+  describe('with a DATA_DIR the SQLite default cannot use', () => {
+    let scratch: string;
+    beforeAll(() => {
+      scratch = mkdtempSync(join(tmpdir(), 'course-school-start-failure-'));
+    });
+    afterAll(() => {
+      rmSync(scratch, { recursive: true, force: true });
+    });
+
+    it('a file that is not a SQLite database: one line naming it and what to do; the file is left as it was', async () => {
+      const dataDir = join(scratch, 'not-sqlite');
+      const file = join(dataDir, 'portcullis.sqlite');
+      const bytes = randomBytes(8192);
+      mkdirSync(dataDir);
+      writeFileSync(file, bytes);
+      const result = await runToExit({ DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(linesOf(result.stderr)).toEqual([
+        `course-school: could not start: SQLite cannot use ${file} (file is not a database): it is not a SQLite database (another kind of file, or an encrypted one): give the storage another path, or move this file aside`,
+      ]);
+      expect(readFileSync(file).equals(bytes)).toBe(true);
+    });
+
+    it('a file where the data directory should be: one line naming DATA_DIR', async () => {
+      const dataDir = join(scratch, 'a-file');
+      writeFileSync(dataDir, 'not a directory\n');
+      const result = await runToExit({ DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      const lines = linesOf(result.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(
+        `course-school: could not start: the SQLite data directory ${dataDir} cannot be created (EEXIST`,
+      );
+      expect(lines[0]).toMatch(
+        /: dataDir must name a directory, or a path where this process can create one$/,
+      );
+      expect(readFileSync(dataDir, 'utf8')).toBe('not a directory\n');
+    });
   });
 });
 

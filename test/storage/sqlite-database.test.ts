@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   openSqliteDatabaseWith,
@@ -5,11 +8,17 @@ import {
   WAL_AUTOCHECKPOINT_PAGES,
 } from '../../src/storage/sqlite/database.js';
 import type { SqliteDriver, SqliteDriverName } from '../../src/storage/sqlite/driver.js';
-import { isSqliteConstraint, sqliteResultCode } from '../../src/storage/sqlite/errors.js';
+import {
+  isSqliteConstraint,
+  SqliteUnavailableError,
+  sqliteResultCode,
+} from '../../src/storage/sqlite/errors.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { availableDrivers, scratchDir, TESTED_DRIVERS } from './sqlite-drivers.js';
 
 const drivers = await availableDrivers();
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS codes (
   id TEXT PRIMARY KEY,
@@ -201,6 +210,87 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
     const old = (driver?.sqliteVersion ?? '').localeCompare('3.51.3', undefined, { numeric: true }) < 0;
     expect(warnings).toHaveLength(old ? 1 : 0);
     if (old) expect(warnings[0]).toContain('walresetbug');
+  });
+
+  describe('a file it cannot use: refused, named, with what to do, and left as it was', () => {
+    const openAt = (file: string) => {
+      if (driver === undefined) throw new Error('unreachable');
+      return openSqliteDatabaseWith(driver, file);
+    };
+    const refusal = (file: string): SqliteUnavailableError => {
+      let caught: unknown;
+      try {
+        open.push(openAt(file));
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(SqliteUnavailableError);
+      return caught as SqliteUnavailableError;
+    };
+
+    it.skipIf(driver === undefined)('a file that is not a SQLite database (SQLITE_NOTADB)', () => {
+      const file = scratch.file('random.bin');
+      const bytes = randomBytes(8192);
+      writeFileSync(file, bytes);
+      const error = refusal(file);
+      expect(error.message).toBe(
+        `SQLite cannot use ${file} (file is not a database): it is not a SQLite database (another kind of file, or an encrypted one): give the storage another path, or move this file aside`,
+      );
+      expect(sqliteResultCode(error.cause)).toBe(26);
+      expect(readFileSync(file).equals(bytes)).toBe(true);
+    });
+
+    it.skipIf(driver === undefined)('a directory where the file should be (SQLITE_CANTOPEN)', () => {
+      const file = scratch.file('a-directory');
+      mkdirSync(file);
+      const error = refusal(file);
+      expect(error.message).toMatch(
+        new RegExp(
+          `^SQLite cannot use ${escapeRegExp(file)} \\(.*unable to open database file\\): it must be a file`,
+        ),
+      );
+      expect(sqliteResultCode(error.cause)).toBe(14);
+    });
+
+    it.skipIf(driver === undefined)(
+      'a damaged page that a query finds later (SQLITE_CORRUPT): the same refusal from the statement',
+      () => {
+        const file = scratch.file('damaged.sqlite');
+        const db = openAt(file);
+        db.exec(SCHEMA);
+        db.transaction(() => {
+          for (let i = 0; i < 2000; i++)
+            db.run('INSERT INTO codes (id) VALUES (?)', `code-${i}-${'x'.repeat(40)}`);
+        });
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // every page in the file, none in the log
+        db.close();
+        const pageSize = 4096;
+        const damaged = readFileSync(file);
+        damaged.fill(0xff, 2 * pageSize, damaged.length - pageSize); // the table's pages, not page 1 (the header and schema)
+        writeFileSync(file, damaged);
+        const reopened = openAt(file); // the header and the schema are intact
+        open.push(reopened);
+        let caught: unknown;
+        try {
+          reopened.all('SELECT id FROM codes');
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(SqliteUnavailableError);
+        expect((caught as Error).message).toMatch(
+          new RegExp(
+            `^SQLite cannot use ${escapeRegExp(file)} \\(.*malformed.*\\): the file is damaged: restore it from a backup`,
+          ),
+        );
+        expect(sqliteResultCode((caught as Error).cause)).toBe(11);
+      },
+    );
+
+    it.skipIf(driver === undefined)('a file in a directory that does not exist (SQLITE_CANTOPEN)', () => {
+      const file = join(scratch.dir, 'missing', 'db.sqlite');
+      expect(refusal(file).message).toContain(`SQLite cannot use ${file} (`);
+      expect(existsSync(join(scratch.dir, 'missing'))).toBe(false);
+    });
   });
 
   describe('two processes switching a new file to WAL at the same moment (FLT-04)', () => {

@@ -8,6 +8,8 @@ import {
   isSqliteConstraint,
   SqliteUnavailableError,
   sqliteFailure,
+  sqliteFileFailure,
+  sqliteResultCode,
 } from '../../src/storage/sqlite/errors.js';
 import { classifyStorageFailure, StorageUnavailableError } from '../../src/storage/unavailable.js';
 
@@ -87,9 +89,77 @@ describe('driver error classification', () => {
     }
   });
 
+  it('reads the code from SQLite’s own words when the error carries none (@photostructure/sqlite’s all() and iterate())', () => {
+    const wordsOnly = (message: string) => Object.assign(new Error(message), { code: 'ERR_SQLITE_ERROR' });
+    expect(reasonOf(wordsOnly('database is locked'))).toBe('timeout');
+    expect(reasonOf(wordsOnly('database table is locked'))).toBe('conflict');
+    expect(reasonOf(wordsOnly('database or disk is full'))).toBe('overloaded');
+    expect(reasonOf(wordsOnly('locking protocol'))).toBe('conflict');
+    expect(sqliteResultCode(wordsOnly('database disk image is malformed'))).toBe(11);
+    expect(sqliteResultCode(wordsOnly('Failed to open database: unable to open database file'))).toBe(14);
+    // Other words: a SQLite error of no code we act on, passed on as it is.
+    const other = wordsOnly('no such table: codes');
+    expect(sqliteResultCode(other)).toBe(-1);
+    expect(sqliteFailure(other, 5000)).toBe(other);
+    // The same words without the driver's code are not a SQLite error.
+    expect(sqliteResultCode(new Error('database is locked'))).toBeUndefined();
+  });
+
   it('recognises constraint violations in both driver shapes', () => {
     expect(isSqliteConstraint({ code: 'ERR_SQLITE_ERROR', errcode: 1555 })).toBe(true);
     expect(isSqliteConstraint({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' })).toBe(true);
     expect(isSqliteConstraint({ code: 'SQLITE_BUSY' })).toBe(false);
+  });
+});
+
+describe('errors while opening a file', () => {
+  const FILE = '/srv/school/.data/portcullis.sqlite';
+  const refusal = (error: unknown) => {
+    const failure = sqliteFileFailure(error, FILE, 5000);
+    expect(failure).toBeInstanceOf(SqliteUnavailableError);
+    expect((failure as Error).message).toContain(`SQLite cannot use ${FILE} (`);
+    expect((failure as Error).cause).toBe(error);
+    return (failure as Error).message;
+  };
+
+  it('names the file and what to do for each problem of the file or its directory, in both driver shapes', () => {
+    const shaped = (errcode: number, code: string, message: string) => [
+      Object.assign(new Error(message), { code: 'ERR_SQLITE_ERROR', errcode }),
+      Object.assign(new Error(message), { code }),
+    ];
+    for (const error of shaped(14, 'SQLITE_CANTOPEN', 'unable to open database file')) {
+      expect(refusal(error)).toContain(
+        'it must be a file, or not exist yet, in a directory this process can write to',
+      );
+    }
+    for (const error of shaped(1038, 'SQLITE_CANTOPEN_ISDIR', 'unable to open database file')) {
+      expect(refusal(error)).toContain('it must be a file');
+    }
+    for (const error of shaped(8, 'SQLITE_READONLY', 'attempt to write a readonly database')) {
+      expect(refusal(error)).toContain(
+        '(attempt to write a readonly database): this process cannot write it',
+      );
+    }
+    for (const error of shaped(3, 'SQLITE_PERM', 'access permission denied')) {
+      expect(refusal(error)).toContain('check its permissions');
+    }
+    for (const error of shaped(26, 'SQLITE_NOTADB', 'file is not a database')) {
+      expect(refusal(error)).toContain('it is not a SQLite database');
+    }
+    for (const error of shaped(11, 'SQLITE_CORRUPT', 'database disk image is malformed')) {
+      expect(refusal(error)).toContain('restore it from a backup');
+    }
+  });
+
+  it('still answers a lock held past the busy timeout as unavailable, and leaves other errors as they are', () => {
+    const busy = { code: 'ERR_SQLITE_ERROR', errcode: 5 };
+    expect(sqliteFileFailure(busy, FILE, 5000)).toBeInstanceOf(StorageUnavailableError);
+    for (const error of [
+      { code: 'ERR_SQLITE_ERROR', errcode: 10 },
+      new TypeError('not a driver error'),
+      undefined,
+    ]) {
+      expect(sqliteFileFailure(error, FILE, 5000)).toBe(error);
+    }
   });
 });

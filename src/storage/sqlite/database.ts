@@ -30,7 +30,7 @@ import {
   sqliteVersionAtLeast,
   WAL_RESET_FIX_VERSION,
 } from './driver.js';
-import { SQLITE_BUSY, SqliteUnavailableError, sqliteFailure, sqliteResultCode } from './errors.js';
+import { SQLITE_BUSY, SqliteUnavailableError, sqliteFileFailure, sqliteResultCode } from './errors.js';
 
 /** The file a data directory holds (plus its `-wal` and `-shm` companions). */
 export const SQLITE_FILE_NAME = 'portcullis.sqlite';
@@ -219,8 +219,8 @@ export class SqliteDatabaseImpl implements SqliteDatabase {
   }
 
   run(sql: string, ...params: SqliteValue[]): SqliteRunResult {
-    const statement = this.statement(sql);
     try {
+      const statement = this.statement(sql);
       return statement.run(...params);
     } catch (error) {
       throw this.#translate(error);
@@ -228,8 +228,8 @@ export class SqliteDatabaseImpl implements SqliteDatabase {
   }
 
   get<Row>(sql: string, ...params: SqliteValue[]): Row | undefined {
-    const statement = this.statement(sql);
     try {
+      const statement = this.statement(sql);
       return statement.get(...params) as Row | undefined;
     } catch (error) {
       throw this.#translate(error);
@@ -237,8 +237,8 @@ export class SqliteDatabaseImpl implements SqliteDatabase {
   }
 
   all<Row>(sql: string, ...params: SqliteValue[]): Row[] {
-    const statement = this.statement(sql);
     try {
+      const statement = this.statement(sql);
       return statement.all(...params) as Row[];
     } catch (error) {
       throw this.#translate(error);
@@ -305,7 +305,7 @@ export class SqliteDatabaseImpl implements SqliteDatabase {
   }
 
   #translate(error: unknown): unknown {
-    return sqliteFailure(error, this.#busyTimeoutMs);
+    return sqliteFileFailure(error, this.file, this.#busyTimeoutMs);
   }
 }
 
@@ -370,7 +370,8 @@ function switchToWal(connection: SqliteConnection, busyTimeoutMs: number): strin
  * @param file - the database file (created when missing; its directory must exist), or `:memory:`
  * @param options - {@link SqliteDatabaseOptions} (`driver` is ignored)
  * @returns the open database
- * @throws SqliteUnavailableError when the file cannot be put in WAL mode
+ * @throws SqliteUnavailableError when the file cannot be put in WAL mode, or cannot be used (not a
+ *   database, damaged, not writable: the message names it and what to do)
  * @throws StorageUnavailableError (from `portcullis`) when another process kept the file locked past
  *   the busy timeout
  */
@@ -380,9 +381,14 @@ export function openSqliteDatabaseWith(
   options: SqliteDatabaseOptions = {},
 ): SqliteDatabaseImpl {
   validateDatabaseOptions(options);
-  const connection = driver.open(file);
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  let connection: SqliteConnection;
   try {
-    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    connection = driver.open(file);
+  } catch (error) {
+    throw sqliteFileFailure(error, file, busyTimeoutMs);
+  }
+  try {
     connection.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     const journalMode = switchToWal(connection, busyTimeoutMs);
     if (journalMode !== 'wal' && !(file === ':memory:' && journalMode === 'memory')) {
@@ -398,7 +404,7 @@ export function openSqliteDatabaseWith(
     connection.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   } catch (error) {
     connection.close();
-    throw sqliteFailure(error, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+    throw sqliteFileFailure(error, file, busyTimeoutMs);
   }
   if (!sqliteVersionAtLeast(driver.sqliteVersion, WAL_RESET_FIX_VERSION)) {
     (options.onWarning ?? console.warn)(
@@ -436,7 +442,17 @@ export function databaseFile(location: SqliteLocation): string {
         '(docs/storage.md, "Moving from PGlite") and give SQLite another directory.',
     );
   }
-  fs.mkdirSync(location.dataDir, { recursive: true });
+  try {
+    fs.mkdirSync(location.dataDir, { recursive: true });
+  } catch (error) {
+    // EEXIST (a file in its place), ENOTDIR, EACCES, EROFS: name the option, not only the path.
+    throw new SqliteUnavailableError(
+      `the SQLite data directory ${location.dataDir} cannot be created ` +
+        `(${error instanceof Error ? error.message : String(error)}): dataDir must name a directory, ` +
+        'or a path where this process can create one',
+      { cause: error },
+    );
+  }
   return file;
 }
 
@@ -449,8 +465,9 @@ export function databaseFile(location: SqliteLocation): string {
  *
  * @param options - where ({@link SqliteLocation}) and how ({@link SqliteDatabaseOptions})
  * @returns the open database; close it when the server stops
- * @throws SqliteUnavailableError when no driver loads, the file cannot be put in WAL mode, or
- *   `dataDir` holds a PGlite database
+ * @throws SqliteUnavailableError when no driver loads, the file cannot be put in WAL mode,
+ *   `dataDir` holds a PGlite database, or the file or directory cannot be used (not a database,
+ *   damaged, a directory in its place, not writable): the message names the path and what to do
  * @throws StorageUnavailableError (from `portcullis`) when another process kept the file locked past
  *   the busy timeout
  * @throws RangeError on an option out of bounds

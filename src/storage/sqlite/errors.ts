@@ -4,37 +4,73 @@
  * `errcode` 5, `code` 'ERR_SQLITE_ERROR'; better-sqlite3 and libsql: `code` 'SQLITE_BUSY').
  *
  * This is the one place SQLite's transient failures are recognised: the database wrapper passes
- * every driver error through {@link sqliteFailure}, which turns them into the library's
+ * every driver error through {@link sqliteFileFailure}, which turns them into the library's
  * `StorageUnavailableError` (answered `503 temporarily_unavailable` with `Retry-After` by the same
- * mapping as PostgreSQL's outages); the generic `classifyStorageFailure` needs no SQLite knowledge.
+ * mapping as PostgreSQL's outages), and a file it cannot use into a {@link SqliteUnavailableError}
+ * that names the file; the generic `classifyStorageFailure` needs no SQLite knowledge.
  * @module
  */
 import { StorageUnavailableError, type StorageUnavailableReason } from '../unavailable.js';
 
 /** SQLite's primary result codes we act on (https://sqlite.org/rescode.html). */
 export const SQLITE_BUSY = 5;
+const SQLITE_PERM = 3;
 const SQLITE_LOCKED = 6;
+const SQLITE_READONLY = 8;
+const SQLITE_CORRUPT = 11;
 const SQLITE_FULL = 13;
+const SQLITE_CANTOPEN = 14;
 const SQLITE_PROTOCOL = 15;
 const SQLITE_CONSTRAINT = 19;
+const SQLITE_NOTADB = 26;
 
 /** Primary codes of the drivers' string shape, by name (extended names start with them). */
 const NAMED: readonly (readonly [string, number])[] = [
   ['SQLITE_BUSY', SQLITE_BUSY],
+  ['SQLITE_PERM', SQLITE_PERM],
   ['SQLITE_LOCKED', SQLITE_LOCKED],
+  ['SQLITE_READONLY', SQLITE_READONLY],
+  ['SQLITE_CORRUPT', SQLITE_CORRUPT],
   ['SQLITE_FULL', SQLITE_FULL],
+  ['SQLITE_CANTOPEN', SQLITE_CANTOPEN],
   ['SQLITE_PROTOCOL', SQLITE_PROTOCOL],
   ['SQLITE_CONSTRAINT', SQLITE_CONSTRAINT],
+  ['SQLITE_NOTADB', SQLITE_NOTADB],
 ];
 
-/** The primary result code of a driver error, or `undefined` when `error` is not one. */
+/**
+ * SQLite's own words for the codes we act on (its `sqlite3_errstr`), for the driver errors that
+ * carry no code: @photostructure/sqlite's `all()` and `iterate()` throw `ERR_SQLITE_ERROR` with the
+ * message alone (1.2: its `get()`, `run()` and `exec()` set `errcode`). A message ends with these
+ * words ("Failed to open database: unable to open database file").
+ */
+const WORDS: readonly (readonly [string, number])[] = [
+  ['database is locked', SQLITE_BUSY],
+  ['access permission denied', SQLITE_PERM],
+  ['database table is locked', SQLITE_LOCKED],
+  ['attempt to write a readonly database', SQLITE_READONLY],
+  ['database disk image is malformed', SQLITE_CORRUPT],
+  ['database or disk is full', SQLITE_FULL],
+  ['unable to open database file', SQLITE_CANTOPEN],
+  ['locking protocol', SQLITE_PROTOCOL],
+  ['file is not a database', SQLITE_NOTADB],
+];
+
+/**
+ * The primary result code of a driver error, `-1` for a SQLite error whose code is not one we
+ * know, or `undefined` when `error` is not a SQLite error.
+ */
 export function sqliteResultCode(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const { errcode, code } = error as { errcode?: unknown; code?: unknown };
+  const { errcode, code, message } = error as { errcode?: unknown; code?: unknown; message?: unknown };
   // Extended codes keep the primary code in their low byte (SQLITE_BUSY_SNAPSHOT = 517 = 5 | 2 << 8).
   if (typeof errcode === 'number') return errcode & 0xff;
   if (typeof code === 'string' && code.startsWith('SQLITE_')) {
     return NAMED.find(([name]) => code === name || code.startsWith(`${name}_`))?.[1] ?? -1;
+  }
+  if (code === 'ERR_SQLITE_ERROR') {
+    if (typeof message !== 'string') return -1;
+    return WORDS.find(([words]) => message.endsWith(words))?.[1] ?? -1;
   }
   return undefined;
 }
@@ -77,6 +113,45 @@ export function sqliteFailure(error: unknown, busyTimeoutMs: number): unknown {
   });
 }
 
+/**
+ * What to do when opening or using a file fails with one of these codes: each is a problem with
+ * the file or its directory that the operator must fix (retrying cannot help), and the drivers'
+ * messages ("unable to open database file", "file is not a database") do not say which file.
+ */
+const FILE_ADVICE: Readonly<Record<number, string>> = {
+  [SQLITE_CANTOPEN]:
+    'it must be a file, or not exist yet, in a directory this process can write to (a directory in its place, a missing parent or a read-only file system cannot be opened)',
+  [SQLITE_PERM]: 'this process may not open it: check its permissions and those of its directory',
+  [SQLITE_READONLY]:
+    'this process cannot write it: the file, its -wal and -shm files and their directory must be writable (not a read-only file system)',
+  [SQLITE_NOTADB]:
+    'it is not a SQLite database (another kind of file, or an encrypted one): give the storage another path, or move this file aside',
+  [SQLITE_CORRUPT]:
+    'the file is damaged: restore it from a backup (https://sqlite.org/recovery.html); do not delete its -wal file, which may hold the last commits',
+};
+
+/**
+ * What a driver error on `file` means: {@link sqliteFailure} for a transient one, a
+ * {@link SqliteUnavailableError} naming the file and what to do when the file itself cannot be
+ * used (see {@link FILE_ADVICE}: at open, or later, such as a file system remounted read-only or a
+ * damaged page found by a query), else the error itself.
+ *
+ * @param error - what the driver threw while opening `file`, applying its pragmas or running a
+ *   statement on it
+ * @param file - the database file
+ * @param busyTimeoutMs - the connection's busy timeout, for the message
+ * @returns the error to throw
+ */
+export function sqliteFileFailure(error: unknown, file: string, busyTimeoutMs: number): unknown {
+  const code = sqliteResultCode(error);
+  const advice = code === undefined ? undefined : FILE_ADVICE[code];
+  if (advice === undefined) return sqliteFailure(error, busyTimeoutMs);
+  const detail = error instanceof Error ? error.message : `result code ${code}`;
+  return new SqliteUnavailableError(`SQLite cannot use ${file} (${detail}): ${advice}`, {
+    cause: error,
+  });
+}
+
 /** Whether `error` is a constraint violation (a duplicate primary key, a failed CHECK, ...). */
 export function isSqliteConstraint(error: unknown): boolean {
   return sqliteResultCode(error) === SQLITE_CONSTRAINT;
@@ -84,7 +159,9 @@ export function isSqliteConstraint(error: unknown): boolean {
 
 /**
  * No SQLite driver can be used on this runtime, or the database cannot run as the storage needs
- * (not in WAL mode, a driver that does not load). The message says what to install or change.
+ * (not in WAL mode, a driver that does not load, a file that is not a database or cannot be
+ * written, a data directory that cannot be created). The message names the file and says what to
+ * install or change; `cause` holds the driver's own error.
  *
  * @example
  * ```ts
