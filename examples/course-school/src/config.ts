@@ -114,7 +114,13 @@ function listOf(value: string): string[] {
 }
 
 const env = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  // Digits only: a coercion would read '' as 0 (a random port), and '1e3' or '0x50' as numbers.
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be a port number, 0 to 65535')
+    .transform(Number)
+    .refine((port) => port <= 65_535, 'must be a port number, 0 to 65535')
+    .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   ISSUER: origin.optional(),
   DATABASE_URL: z.string().optional(),
@@ -210,9 +216,7 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
   } else storage = { kind: 'sqlite', dataDir: e.DATA_DIR };
   if (e.PGLITE_IMPORT_DIR !== undefined) {
     if (storage.kind !== 'sqlite') {
-      throw new Error(
-        'invalid environment:\n  PGLITE_IMPORT_DIR: only with the SQLite storage (the default)',
-      );
+      throw new Error('invalid environment: PGLITE_IMPORT_DIR: only with the SQLite storage (the default)');
     }
     storage = { ...storage, importPgliteFrom: e.PGLITE_IMPORT_DIR };
   }
