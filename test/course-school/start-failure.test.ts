@@ -82,7 +82,7 @@ describe('a start that fails', { timeout: 60_000 }, () => {
       expect(readFileSync(file).equals(bytes)).toBe(true);
     });
 
-    it('a file where the data directory should be: one line naming DATA_DIR', async () => {
+    it('a file where the data directory should be: one line naming that path; the file is left as it was', async () => {
       const dataDir = join(scratch, 'a-file');
       writeFileSync(dataDir, 'not a directory\n');
       const result = await runToExit({ DATA_DIR: dataDir });

@@ -288,7 +288,13 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
 
     it.skipIf(driver === undefined)('a file in a directory that does not exist (SQLITE_CANTOPEN)', () => {
       const file = join(scratch.dir, 'missing', 'db.sqlite');
-      expect(refusal(file).message).toContain(`SQLite cannot use ${file} (`);
+      const error = refusal(file);
+      expect(error.message).toMatch(
+        new RegExp(
+          `^SQLite cannot use ${escapeRegExp(file)} \\(.*unable to open database file\\): it must be a file`,
+        ),
+      );
+      expect(sqliteResultCode(error.cause)).toBe(14);
       expect(existsSync(join(scratch.dir, 'missing'))).toBe(false);
     });
   });

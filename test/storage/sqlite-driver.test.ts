@@ -112,7 +112,7 @@ describe('driver error classification', () => {
   });
 });
 
-describe('errors while opening a file', () => {
+describe('errors on the database file (at open or from a later statement)', () => {
   const FILE = '/srv/school/.data/portcullis.sqlite';
   const refusal = (error: unknown) => {
     const failure = sqliteFileFailure(error, FILE, 5000);

@@ -113,13 +113,15 @@ function listOf(value: string): string[] {
     .filter((entry) => entry !== '');
 }
 
+const PORT_RANGE = 'must be a port number, 0 to 65535';
+
 const env = z.object({
   // Digits only: a coercion would read '' as 0 (a random port), and '1e3' or '0x50' as numbers.
   PORT: z
     .string()
-    .regex(/^\d{1,5}$/, 'must be a port number, 0 to 65535')
+    .regex(/^\d{1,5}$/, PORT_RANGE)
     .transform(Number)
-    .refine((port) => port <= 65_535, 'must be a port number, 0 to 65535')
+    .refine((port) => port <= 65_535, PORT_RANGE)
     .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   ISSUER: origin.optional(),

@@ -24,36 +24,26 @@ const SQLITE_PROTOCOL = 15;
 const SQLITE_CONSTRAINT = 19;
 const SQLITE_NOTADB = 26;
 
-/** Primary codes of the drivers' string shape, by name (extended names start with them). */
-const NAMED: readonly (readonly [string, number])[] = [
-  ['SQLITE_BUSY', SQLITE_BUSY],
-  ['SQLITE_PERM', SQLITE_PERM],
-  ['SQLITE_LOCKED', SQLITE_LOCKED],
-  ['SQLITE_READONLY', SQLITE_READONLY],
-  ['SQLITE_CORRUPT', SQLITE_CORRUPT],
-  ['SQLITE_FULL', SQLITE_FULL],
-  ['SQLITE_CANTOPEN', SQLITE_CANTOPEN],
-  ['SQLITE_PROTOCOL', SQLITE_PROTOCOL],
-  ['SQLITE_CONSTRAINT', SQLITE_CONSTRAINT],
-  ['SQLITE_NOTADB', SQLITE_NOTADB],
-];
-
 /**
- * SQLite's own words for the codes we act on (its `sqlite3_errstr`), for the driver errors that
- * carry no code: @photostructure/sqlite's `all()` and `iterate()` throw `ERR_SQLITE_ERROR` with the
- * message alone (1.2: its `get()`, `run()` and `exec()` set `errcode`). A message ends with these
- * words ("Failed to open database: unable to open database file").
+ * The codes we act on as the drivers report them: `name`, the string shape of better-sqlite3 and
+ * libsql (extended names start with it: `SQLITE_BUSY_SNAPSHOT`), and `words`, SQLite's own message
+ * for the code (`sqlite3_errstr`), for the driver errors that carry no code at all:
+ * @photostructure/sqlite's `all()` and `iterate()` throw `ERR_SQLITE_ERROR` with the message alone
+ * (1.2: its `get()`, `run()` and `exec()` set `errcode`). A message ends with the words ("Failed to
+ * open database: unable to open database file"). A constraint's message names the constraint, so
+ * it has no fixed words.
  */
-const WORDS: readonly (readonly [string, number])[] = [
-  ['database is locked', SQLITE_BUSY],
-  ['access permission denied', SQLITE_PERM],
-  ['database table is locked', SQLITE_LOCKED],
-  ['attempt to write a readonly database', SQLITE_READONLY],
-  ['database disk image is malformed', SQLITE_CORRUPT],
-  ['database or disk is full', SQLITE_FULL],
-  ['unable to open database file', SQLITE_CANTOPEN],
-  ['locking protocol', SQLITE_PROTOCOL],
-  ['file is not a database', SQLITE_NOTADB],
+const KNOWN: readonly { readonly code: number; readonly name: string; readonly words?: string }[] = [
+  { code: SQLITE_BUSY, name: 'SQLITE_BUSY', words: 'database is locked' },
+  { code: SQLITE_PERM, name: 'SQLITE_PERM', words: 'access permission denied' },
+  { code: SQLITE_LOCKED, name: 'SQLITE_LOCKED', words: 'database table is locked' },
+  { code: SQLITE_READONLY, name: 'SQLITE_READONLY', words: 'attempt to write a readonly database' },
+  { code: SQLITE_CORRUPT, name: 'SQLITE_CORRUPT', words: 'database disk image is malformed' },
+  { code: SQLITE_FULL, name: 'SQLITE_FULL', words: 'database or disk is full' },
+  { code: SQLITE_CANTOPEN, name: 'SQLITE_CANTOPEN', words: 'unable to open database file' },
+  { code: SQLITE_PROTOCOL, name: 'SQLITE_PROTOCOL', words: 'locking protocol' },
+  { code: SQLITE_CONSTRAINT, name: 'SQLITE_CONSTRAINT' },
+  { code: SQLITE_NOTADB, name: 'SQLITE_NOTADB', words: 'file is not a database' },
 ];
 
 /**
@@ -66,11 +56,11 @@ export function sqliteResultCode(error: unknown): number | undefined {
   // Extended codes keep the primary code in their low byte (SQLITE_BUSY_SNAPSHOT = 517 = 5 | 2 << 8).
   if (typeof errcode === 'number') return errcode & 0xff;
   if (typeof code === 'string' && code.startsWith('SQLITE_')) {
-    return NAMED.find(([name]) => code === name || code.startsWith(`${name}_`))?.[1] ?? -1;
+    return KNOWN.find(({ name }) => code === name || code.startsWith(`${name}_`))?.code ?? -1;
   }
   if (code === 'ERR_SQLITE_ERROR') {
     if (typeof message !== 'string') return -1;
-    return WORDS.find(([words]) => message.endsWith(words))?.[1] ?? -1;
+    return KNOWN.find(({ words }) => words !== undefined && message.endsWith(words))?.code ?? -1;
   }
   return undefined;
 }
