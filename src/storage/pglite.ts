@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite, type PGliteInterface } from '@electric-sql/pglite';
 import { builtinModule } from '../core/builtins.js';
 import { lockDirectory } from './directory-lock.js';
+import { openToOthers, PRIVATE_DIRECTORY_MODE } from './file-access.js';
 import type { SqlExecutor, SqlQueryable, SqlStatement } from './sql/executor.js';
 import { DEFAULT_SCHEMA } from './sql/schema-name.js';
 import { SqlStorage } from './sql/sql-storage.js';
@@ -137,7 +138,8 @@ async function initializeInChildProcess(dataDir: string): Promise<boolean> {
  * sized for one process. Share the returned instance between {@link pgliteStorage} (`{ pglite }`)
  * and your own tables; one process per directory.
  *
- * @param dataDir - directory of the database files, created with its parents when missing
+ * @param dataDir - directory of the database files, created with its parents when missing, mode
+ *   `0700` (PGlite writes its files `0666`); an existing one other accounts can enter is warned about
  * @returns the open database; close it when the server stops
  * @throws Error when the directory cannot be created or initialised, or another process has it open
  *   (its lock file, `portcullis.lock`, names a process that still runs; a stale one is taken over)
@@ -152,7 +154,17 @@ async function initializeInChildProcess(dataDir: string): Promise<boolean> {
  * @group Storage
  */
 export async function openEmbeddedDatabase(dataDir: string): Promise<PGliteInterface> {
-  await mkdir(dataDir, { recursive: true });
+  // The owner only: PGlite writes its files readable and writable by every account (0666), so the
+  // directory is what keeps the private signing keys in them from other accounts (file-access.ts).
+  await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  for (const open of openToOthers([dataDir])) {
+    console.warn(
+      `portcullis: the PGlite data directory ${open.path} (mode ${open.mode}) can be entered by other ` +
+        'accounts on this host, and PGlite writes its files readable and writable by every account: ' +
+        'they hold the private signing keys (unless keys.wrapping is set) and a hash of every token. ' +
+        `Unless that is intended: chmod 700 ${open.path}`,
+    );
+  }
   const unlock = lockDirectory(dataDir);
   try {
     const fs = builtinModule<FsModule>('node:fs');

@@ -5,7 +5,7 @@
  * The build steps are not repeated here: the compiled output must be fresh (see
  * test/helpers/server-process.ts), which `npm test` ensures.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,23 +66,53 @@ describe('npm start', () => {
     await expect(fetch(`${base}/`)).rejects.toThrow();
   });
 
-  it('runs on the embedded default, SQLite in DATA_DIR, when neither STORAGE nor DATABASE_URL is set', async () => {
+  it("runs on the embedded default, SQLite in DATA_DIR, when neither STORAGE nor DATABASE_URL is set: the directory it creates is the owner's only (0700), the file 0600", async () => {
     assertCompiledServerFresh();
-    const dataDir = mkdtempSync(join(tmpdir(), 'course-school-default-'));
+    const root = mkdtempSync(join(tmpdir(), 'course-school-default-'));
+    const dataDir = join(root, '.data');
+    const file = join(dataDir, 'portcullis.sqlite');
     try {
       const port = await freePort();
       const server = await startServerProcess(
         { PORT: String(port), DATA_DIR: dataDir },
         RUN.split(' ').slice(1),
       );
-      expect(server.stdout()).toContain(`storage: SQLite ${join(dataDir, 'portcullis.sqlite')})`);
+      expect(server.stdout()).toContain(`storage: SQLite ${file})`);
       const response = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-authorization-server`);
       expect(response.status).toBe(200);
-      expect(existsSync(join(dataDir, 'portcullis.sqlite'))).toBe(true);
+      // It holds the private signing keys: no other account on the host may open it.
+      expect([statSync(dataDir).mode & 0o777, statSync(file).mode & 0o777]).toEqual([0o700, 0o600]);
       const exit = await server.stop('SIGINT');
       expect(exit).toMatchObject({ code: 0, signal: null, stderr: '' });
+
+      // A file other accounts can read (an earlier release made them 0644): a warning, as a log line.
+      chmodSync(file, 0o644);
+      const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const again = await startServerProcess(
+        { PORT: String(port), DATA_DIR: dataDir },
+        RUN.split(' ').slice(1),
+      );
+      const stopped = await again.stop('SIGINT');
+      expect(stopped.code).toBe(0);
+      expect(
+        stopped.stderr
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line)),
+      ).toEqual([
+        {
+          time: expect.any(String),
+          level: 'warn',
+          message: expect.stringMatching(
+            new RegExp(
+              `^portcullis: the SQLite database ${escaped} \\(mode 0644\\) can be opened by other accounts on this host; .*: chmod 600 ${escaped}$`,
+            ),
+          ),
+        },
+      ]);
+      expect(statSync(file).mode & 0o777).toBe(0o644);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -297,6 +297,58 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
       expect(sqliteResultCode(error.cause)).toBe(14);
       expect(existsSync(join(scratch.dir, 'missing'))).toBe(false);
     });
+  });
+
+  describe('other accounts on the host: the file holds the private signing keys', () => {
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    const openWatching = (file: string) => {
+      if (driver === undefined) throw new Error('unreachable');
+      const warnings: string[] = [];
+      const db = openSqliteDatabaseWith(driver, file, {
+        // Only these: an old SQLite (Node 24.0's node:sqlite) also warns, about something else.
+        onWarning: (message) => {
+          if (message.includes('other accounts')) warnings.push(message);
+        },
+      });
+      open.push(db);
+      return { db, warnings };
+    };
+
+    it.skipIf(driver === undefined)(
+      "a new file, its log and its shared memory are the owner's only (0600), with no warning",
+      () => {
+        const file = scratch.file();
+        const { db, warnings } = openWatching(file);
+        db.exec(SCHEMA);
+        db.run('INSERT INTO codes (id) VALUES (?)', 'c1'); // the -wal and -shm files exist once written
+        expect([file, `${file}-wal`, `${file}-shm`].map(modeOf)).toEqual([0o600, 0o600, 0o600]);
+        expect(warnings).toEqual([]);
+      },
+    );
+
+    it.skipIf(driver === undefined)(
+      'an existing file group or others can open: one warning naming each and the chmod; modes left as they were',
+      () => {
+        const file = scratch.file();
+        openWatching(file).db.exec(SCHEMA); // creates the tables; -wal and -shm stay while it is open
+        for (const [path, mode] of [
+          [file, 0o644],
+          [`${file}-wal`, 0o640],
+        ] as const)
+          chmodSync(path, mode);
+        const { warnings } = openWatching(file);
+        expect(warnings).toEqual([
+          `portcullis: the SQLite database ${file} (mode 0644), ${file}-wal (mode 0640) can be opened by other ` +
+            'accounts on this host; it holds the private signing keys (unless keys.wrapping is set) and a hash ' +
+            `of every token. Unless that is intended: chmod 600 ${file} ${file}-wal`,
+        ]);
+        expect([modeOf(file), modeOf(`${file}-wal`)]).toEqual([0o644, 0o640]);
+
+        chmodSync(file, 0o600);
+        chmodSync(`${file}-wal`, 0o600);
+        expect(openWatching(file).warnings).toEqual([]);
+      },
+    );
   });
 
   describe('two processes switching a new file to WAL at the same moment (FLT-04)', () => {

@@ -17,7 +17,7 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { memoryStorage, type Storage } from 'portcullis';
+import { defaultLogger, memoryStorage, type Storage } from 'portcullis';
 import type { StorageChoice } from './config.js';
 import { createMemoryDataStore } from './data/memory-store.js';
 import { createSqlDataStore } from './data/sql-store.js';
@@ -80,7 +80,11 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
       const { openSqliteDatabase, sqliteStorage } = await import('portcullis/sqlite');
       const file = join(choice.dataDir, 'portcullis.sqlite');
       const isNew = !existsSync(file);
-      const db = await openSqliteDatabase({ dataDir: choice.dataDir });
+      // Its warnings (a file other accounts can open, an old SQLite) as log lines like the server's own.
+      const db = await openSqliteDatabase({
+        dataDir: choice.dataDir,
+        onWarning: (message) => defaultLogger.warn(message),
+      });
       const data = createSqliteDataStore(db);
       await data.migrate();
       let imported = '';

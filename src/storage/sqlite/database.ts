@@ -19,6 +19,7 @@
  * @module
  */
 import { builtinModule } from '../../core/builtins.js';
+import { createPrivateFile, openToOthers, PRIVATE_DIRECTORY_MODE } from '../file-access.js';
 import {
   loadSqliteDriver,
   type SqliteConnection,
@@ -36,9 +37,9 @@ import { SQLITE_BUSY, SqliteUnavailableError, sqliteFileFailure, sqliteResultCod
 export const SQLITE_FILE_NAME = 'portcullis.sqlite';
 
 /**
- * Where the database is: a data directory (created with its parents when missing; the file is
- * `portcullis.sqlite` in it, plus SQLite's `-wal` and `-shm` files), or the path of the file itself
- * (`:memory:` for a private in-memory database: tests).
+ * Where the database is: a data directory (created with its parents when missing, mode `0700`; the
+ * file is `portcullis.sqlite` in it, plus SQLite's `-wal` and `-shm` files), or the path of the file
+ * itself (`:memory:` for a private in-memory database: tests). A file the storage creates is `0600`.
  *
  * @example
  * ```ts
@@ -82,7 +83,10 @@ export interface SqliteDatabaseOptions {
   readonly busyTimeoutMs?: number;
   /** Prepared statements kept per connection (default 200). */
   readonly statementCacheSize?: number;
-  /** Called when the database runs in a way the host should know about (an old SQLite). Default: `console.warn`. */
+  /**
+   * Called when the database runs in a way the host should know about: an old SQLite, or a file
+   * (or its `-wal`, `-shm`) that group or others can open. Default: `console.warn`.
+   */
   readonly onWarning?: (message: string) => void;
 }
 
@@ -367,7 +371,7 @@ function switchToWal(connection: SqliteConnection, busyTimeoutMs: number): strin
  * worker processes and tests.
  *
  * @param driver - a driver from `loadSqliteDriver`
- * @param file - the database file (created when missing; its directory must exist), or `:memory:`
+ * @param file - the database file (created `0600` when missing; its directory must exist), or `:memory:`
  * @param options - {@link SqliteDatabaseOptions} (`driver` is ignored)
  * @returns the open database
  * @throws SqliteUnavailableError when the file cannot be put in WAL mode, or cannot be used (not a
@@ -382,6 +386,9 @@ export function openSqliteDatabaseWith(
 ): SqliteDatabaseImpl {
   validateDatabaseOptions(options);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const onDisk = file !== ':memory:' && file !== '' && !file.startsWith('file:');
+  // Before SQLite creates it with the umask's mode (0644 by default: readable by every account).
+  if (onDisk) createPrivateFile(file);
   let connection: SqliteConnection;
   try {
     connection = driver.open(file);
@@ -413,18 +420,31 @@ export function openSqliteDatabaseWith(
         'Upgrade Node.js (22.23+, 24.15+) or install @photostructure/sqlite.',
     );
   }
+  if (onDisk) warnIfOpenToOthers(file, options.onWarning ?? console.warn);
   return new SqliteDatabaseImpl(driver, file, connection, options);
 }
 
+/** Warns when the database or its `-wal`/`-shm` files grant group or others access (see `file-access.ts`). */
+function warnIfOpenToOthers(file: string, warn: (message: string) => void): void {
+  const open = openToOthers([file, `${file}-wal`, `${file}-shm`]);
+  if (open.length === 0) return;
+  warn(
+    `portcullis: the SQLite database ${open.map((o) => `${o.path} (mode ${o.mode})`).join(', ')} can be ` +
+      'opened by other accounts on this host; it holds the private signing keys (unless keys.wrapping ' +
+      'is set) and a hash of every token. Unless that is intended: ' +
+      `chmod 600 ${open.map((o) => o.path).join(' ')}`,
+  );
+}
+
 type FsModule = {
-  mkdirSync(path: string, options: { recursive: true }): unknown;
+  mkdirSync(path: string, options: { recursive: true; mode: number }): unknown;
   existsSync(path: string): boolean;
 };
 type PathModule = { join(...parts: string[]): string };
 
 /**
  * The file of a location: `path` as given, or `portcullis.sqlite` in `dataDir` (created with its
- * parents). Refuses a data directory that holds a PGlite database and no SQLite file: opening it
+ * parents, mode `0700`). Refuses a data directory that holds a PGlite database and no SQLite file: opening it
  * would start an empty database beside the one the host has been using.
  */
 export function databaseFile(location: SqliteLocation): string {
@@ -443,7 +463,8 @@ export function databaseFile(location: SqliteLocation): string {
     );
   }
   try {
-    fs.mkdirSync(location.dataDir, { recursive: true });
+    // The owner only: the file inside holds the private signing keys (file-access.ts).
+    fs.mkdirSync(location.dataDir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   } catch (error) {
     // EEXIST (a file in its place), ENOTDIR, EACCES, EROFS: name the option, not only the path.
     throw new SqliteUnavailableError(
