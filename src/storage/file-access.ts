@@ -50,11 +50,12 @@ export interface OpenPath {
   readonly mode: string;
 }
 
-/**
- * Those of `paths` that exist and grant group or others any permission.
- * @param paths - files or directories; missing ones are skipped
- */
-export function openToOthers(paths: readonly string[]): OpenPath[] {
+/** Group's and others' permission bits: any of them. */
+const ANY_ACCESS = 0o077;
+/** Group's and others' write bits. */
+const WRITE_ACCESS = 0o022;
+
+function granting(paths: readonly string[], bits: number): OpenPath[] {
   const fs = files();
   if (fs === undefined) return [];
   const open: OpenPath[] = [];
@@ -65,9 +66,27 @@ export function openToOthers(paths: readonly string[]): OpenPath[] {
     } catch {
       continue; // not ours to stat (EACCES on a parent): the open reports that
     }
-    if (stat !== undefined && (stat.mode & 0o077) !== 0) {
-      open.push({ path, mode: (stat.mode & 0o777).toString(8).padStart(4, '0') });
+    if (stat !== undefined && (stat.mode & bits) !== 0) {
+      open.push({ path, mode: (stat.mode & 0o7777).toString(8).padStart(4, '0') });
     }
   }
   return open;
+}
+
+/**
+ * Those of `paths` that exist and grant group or others any permission.
+ * @param paths - files or directories; missing ones are skipped
+ */
+export function openToOthers(paths: readonly string[]): OpenPath[] {
+  return granting(paths, ANY_ACCESS);
+}
+
+/**
+ * Those of `paths` that exist and group or others may write: in such a directory another account
+ * can replace a file, or put one beside it (a SQLite `-wal` that SQLite would read), sticky bit or
+ * not (the sticky bit only protects files that exist).
+ * @param paths - directories; missing ones are skipped
+ */
+export function writableByOthers(paths: readonly string[]): OpenPath[] {
+  return granting(paths, WRITE_ACCESS);
 }

@@ -349,6 +349,25 @@ describe.each(TESTED_DRIVERS)('%s', (name: SqliteDriverName) => {
         expect(openWatching(file).warnings).toEqual([]);
       },
     );
+
+    it.skipIf(driver === undefined)(
+      'a directory other accounts can write, sticky or not (they could replace the file or plant its -wal): one warning naming it',
+      () => {
+        const file = scratch.file();
+        const warning = (mode: string) =>
+          `portcullis: the directory of the SQLite database ${file}, ${scratch.dir} (mode ${mode}), can be ` +
+          'written by other accounts on this host: they could replace the database, or put a log file beside ' +
+          `it that SQLite would read. Unless that is intended: chmod go-w ${scratch.dir}, or give the ` +
+          'database a directory of its own';
+        chmodSync(scratch.dir, 0o775);
+        expect(openWatching(file).warnings).toEqual([warning('0775')]);
+        chmodSync(scratch.dir, 0o1777);
+        expect(openWatching(file).warnings).toEqual([warning('1777')]);
+        chmodSync(scratch.dir, 0o755); // others may read the names, not change them: the file is 0600
+        expect(openWatching(file).warnings).toEqual([]);
+        expect(modeOf(scratch.dir)).toBe(0o755);
+      },
+    );
   });
 
   describe('two processes switching a new file to WAL at the same moment (FLT-04)', () => {

@@ -19,7 +19,7 @@
  * @module
  */
 import { builtinModule } from '../../core/builtins.js';
-import { createPrivateFile, openToOthers, PRIVATE_DIRECTORY_MODE } from '../file-access.js';
+import { createPrivateFile, openToOthers, PRIVATE_DIRECTORY_MODE, writableByOthers } from '../file-access.js';
 import {
   loadSqliteDriver,
   type SqliteConnection,
@@ -84,8 +84,9 @@ export interface SqliteDatabaseOptions {
   /** Prepared statements kept per connection (default 200). */
   readonly statementCacheSize?: number;
   /**
-   * Called when the database runs in a way the host should know about: an old SQLite, or a file
-   * (or its `-wal`, `-shm`) that group or others can open. Default: `console.warn`.
+   * Called when the database runs in a way the host should know about: an old SQLite, a file (or
+   * its `-wal`, `-shm`) that group or others can open, or a directory they can write. Default:
+   * `console.warn`.
    */
   readonly onWarning?: (message: string) => void;
 }
@@ -420,20 +421,34 @@ export function openSqliteDatabaseWith(
         'Upgrade Node.js (22.23+, 24.15+) or install @photostructure/sqlite.',
     );
   }
-  if (onDisk) warnIfOpenToOthers(file, options.onWarning ?? console.warn);
+  if (onDisk) warnAboutOtherAccounts(file, options.onWarning ?? console.warn);
   return new SqliteDatabaseImpl(driver, file, connection, options);
 }
 
-/** Warns when the database or its `-wal`/`-shm` files grant group or others access (see `file-access.ts`). */
-function warnIfOpenToOthers(file: string, warn: (message: string) => void): void {
+/**
+ * Warns when the database or its `-wal`/`-shm` files grant group or others access, or when they
+ * may write its directory (see `file-access.ts`).
+ */
+function warnAboutOtherAccounts(file: string, warn: (message: string) => void): void {
   const open = openToOthers([file, `${file}-wal`, `${file}-shm`]);
-  if (open.length === 0) return;
-  warn(
-    `portcullis: the SQLite database ${open.map((o) => `${o.path} (mode ${o.mode})`).join(', ')} can be ` +
-      'opened by other accounts on this host; it holds the private signing keys (unless keys.wrapping ' +
-      'is set) and a hash of every token. Unless that is intended: ' +
-      `chmod 600 ${open.map((o) => o.path).join(' ')}`,
-  );
+  if (open.length > 0) {
+    warn(
+      `portcullis: the SQLite database ${open.map((o) => `${o.path} (mode ${o.mode})`).join(', ')} can be ` +
+        'opened by other accounts on this host; it holds the private signing keys (unless keys.wrapping ' +
+        'is set) and a hash of every token. Unless that is intended: ' +
+        `chmod 600 ${open.map((o) => o.path).join(' ')}`,
+    );
+  }
+  const slash = file.lastIndexOf('/');
+  const directory = slash < 0 ? '.' : slash === 0 ? '/' : file.slice(0, slash);
+  for (const writable of writableByOthers([directory])) {
+    warn(
+      `portcullis: the directory of the SQLite database ${file}, ${writable.path} (mode ${writable.mode}), ` +
+        'can be written by other accounts on this host: they could replace the database, or put a log ' +
+        `file beside it that SQLite would read. Unless that is intended: chmod go-w ${writable.path}, or ` +
+        'give the database a directory of its own',
+    );
+  }
 }
 
 type FsModule = {
