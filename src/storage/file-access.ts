@@ -17,6 +17,8 @@ export const PRIVATE_DIRECTORY_MODE = 0o700;
 /** Mode of a database file the stores create: the owner only. */
 export const PRIVATE_FILE_MODE = 0o600;
 
+type PathModule = { dirname(path: string): string };
+
 type FsModule = {
   openSync(path: string, flags: string, mode: number): number;
   closeSync(fd: number): void;
@@ -82,11 +84,12 @@ export function openToOthers(paths: readonly string[]): OpenPath[] {
 }
 
 /**
- * Those of `paths` that exist and group or others may write: in such a directory another account
- * can replace a file, or put one beside it (a SQLite `-wal` that SQLite would read), sticky bit or
- * not (the sticky bit only protects files that exist).
- * @param paths - directories; missing ones are skipped
+ * The directory holding `file`, when group or others may write it: there another account can
+ * replace the file, or put one beside it (a SQLite `-wal` that SQLite would read), sticky bit or not
+ * (the sticky bit only protects files that exist).
+ * @param file - a database file's path
  */
-export function writableByOthers(paths: readonly string[]): OpenPath[] {
-  return granting(paths, WRITE_ACCESS);
+export function directoryWritableByOthers(file: string): OpenPath | undefined {
+  const path = builtinModule<PathModule>('node:path');
+  return path === undefined ? undefined : granting([path.dirname(file)], WRITE_ACCESS)[0];
 }

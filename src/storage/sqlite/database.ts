@@ -19,7 +19,12 @@
  * @module
  */
 import { builtinModule } from '../../core/builtins.js';
-import { createPrivateFile, openToOthers, PRIVATE_DIRECTORY_MODE, writableByOthers } from '../file-access.js';
+import {
+  createPrivateFile,
+  directoryWritableByOthers,
+  openToOthers,
+  PRIVATE_DIRECTORY_MODE,
+} from '../file-access.js';
 import {
   loadSqliteDriver,
   type SqliteConnection,
@@ -439,9 +444,8 @@ function warnAboutOtherAccounts(file: string, warn: (message: string) => void): 
         `chmod 600 ${open.map((o) => o.path).join(' ')}`,
     );
   }
-  const slash = file.lastIndexOf('/');
-  const directory = slash < 0 ? '.' : slash === 0 ? '/' : file.slice(0, slash);
-  for (const writable of writableByOthers([directory])) {
+  const writable = directoryWritableByOthers(file);
+  if (writable !== undefined) {
     warn(
       `portcullis: the directory of the SQLite database ${file}, ${writable.path} (mode ${writable.mode}), ` +
         'can be written by other accounts on this host: they could replace the database, or put a log ' +
@@ -459,8 +463,8 @@ type PathModule = { join(...parts: string[]): string };
 
 /**
  * The file of a location: `path` as given, or `portcullis.sqlite` in `dataDir` (created with its
- * parents, mode `0700`). Refuses a data directory that holds a PGlite database and no SQLite file: opening it
- * would start an empty database beside the one the host has been using.
+ * parents, mode `0700`). Refuses a data directory that holds a PGlite database and no SQLite file:
+ * opening it would start an empty database beside the one the host has been using.
  */
 export function databaseFile(location: SqliteLocation): string {
   if ('path' in location) return location.path;
