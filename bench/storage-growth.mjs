@@ -61,6 +61,39 @@ const DATABASE_URL =
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const hash = () => randomBytes(32).toString('base64url');
+
+// A token's storage key, as the server makes it (src/tokens/token-key.ts): the time the token was
+// made in eight digits of an alphabet in byte order (src/core/crypto.ts, timeOrderedId), then the
+// SHA-256 of the token, as random as the 43 characters below.
+const ORDERED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
+const TIME_OFFSET = ORDERED_DIGITS.indexOf('A') * 64 ** 7;
+/** The key of a token made now. */
+const tokenKeyNow = () => {
+  let t = TIME_OFFSET + Date.now();
+  let time = '';
+  for (let i = 0; i < 8; i++) {
+    time = ORDERED_DIGITS[t % 64] + time;
+    t = Math.floor(t / 64);
+  }
+  return time + hash();
+};
+/**
+ * The same eight digits in SQL (PostgreSQL and SQLite alike), of `ms`, an SQL expression of epoch
+ * milliseconds.
+ * @param {string} ms
+ */
+const sqlTimeDigits = (ms) =>
+  Array.from(
+    { length: 8 },
+    (_, k) =>
+      `substr('${ORDERED_DIGITS}', CAST(((${TIME_OFFSET} + ${ms}) / ${64 ** (7 - k)}) % 64 AS integer) + 1, 1)`,
+  ).join(' || ');
+/**
+ * The issue time, in epoch milliseconds, of the `i`-th of `count` grown grants (an SQL
+ * expression): spread over the 30 days before `now`, in order, as a server issuing them would.
+ */
+const grownMs = (now, count, i = 'i') =>
+  `(${now * 1000} - CAST(${count} - ${i} AS bigint) * ${Math.floor((30 * 86_400_000) / count)})`;
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0
@@ -73,8 +106,9 @@ const median = (xs) => {
 /**
  * The bulk SQL that makes a store look as if it had issued `tokens` tokens: grants of a thousand
  * clients and a hundred thousand users, each with a rotated refresh token, its live successor, and
- * two access tokens. Token hashes are SHA-256 digests, so they land all over the primary keys as
- * real ones do. `expiresIn` < 0 makes them all expired (for the purge).
+ * two access tokens. Their keys are as the server makes them: the time (spread over the last 30
+ * days, before any token the measurement makes), then a SHA-256 digest. `expiresIn` < 0 makes
+ * them all expired (for the purge).
  * @param {string} s - the quoted schema
  * @param {number} tokens
  * @param {number} now - epoch seconds
@@ -85,7 +119,7 @@ function growthSql(s, tokens, now, tag, expiresIn) {
   const grants = Math.floor(tokens / 4);
   const series = `generate_series(1, ${grants}) AS i`;
   const digest = (kind) =>
-    `rtrim(translate(encode(sha256(convert_to('${tag}-${kind}-' || i, 'UTF8')), 'base64'), '+/', '-_'), '=')`;
+    `${sqlTimeDigits(grownMs(now, grants))} || rtrim(translate(encode(sha256(convert_to('${tag}-${kind}-' || i, 'UTF8')), 'base64'), '+/', '-_'), '=')`;
   const owner = `'g-${tag}-' || i, 'client-' || (i % 1000), 'user-' || (i % 100000), '{openid,email}', '{https://as.example}'`;
   const grantExpiry = expiresIn < 0 ? now + expiresIn : now + 90 * 86400;
   const refresh = (kind, rotated) =>
@@ -107,8 +141,9 @@ function growthSql(s, tokens, now, tag, expiresIn) {
 
 /**
  * {@link growthSql} for SQLite's tables (`portcullis_*`, lists as JSON text). SQLite has no
- * SHA-256: token hashes are random (`randomblob`), 43 characters as real ones, and each rotated
- * token names its live successor by reading it back (the successors are inserted first).
+ * SHA-256: the digests after the time are random (`randomblob`), 43 characters as real ones, and
+ * each rotated token names its live successor by reading it back (the successors are inserted
+ * first).
  * @param {number} tokens
  * @param {number} now - epoch seconds
  * @param {string} tag - distinguishes the ids of several calls
@@ -117,7 +152,9 @@ function growthSql(s, tokens, now, tag, expiresIn) {
 function sqliteGrowthSql(tokens, now, tag, expiresIn) {
   const grants = Math.floor(tokens / 4);
   const series = `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ${grants})`;
-  const digest = 'substr(lower(hex(randomblob(22))), 1, 43)';
+  const digestAt = (i) =>
+    `${sqlTimeDigits(grownMs(now, grants, i))} || substr(lower(hex(randomblob(22))), 1, 43)`;
+  const digest = digestAt('i');
   const owner = `'g-${tag}-' || i, 'client-' || (i % 1000), 'user-' || (i % 100000), '["openid","email"]', '["https://as.example"]'`;
   const grantExpiry = expiresIn < 0 ? now + expiresIn : now + 90 * 86400;
   const access = (kind) =>
@@ -130,7 +167,7 @@ function sqliteGrowthSql(tokens, now, tag, expiresIn) {
     `${series} INSERT INTO portcullis_refresh_tokens (token_hash, grant_id, client_id, user_id, scope, resources, issued_at, expires_at)
      SELECT ${digest}, ${owner}, ${now - 1800}, ${now + expiresIn} FROM s`,
     `INSERT INTO portcullis_refresh_tokens (token_hash, grant_id, client_id, user_id, scope, resources, issued_at, expires_at, rotated_at, successor_hash)
-     SELECT ${digest}, grant_id, client_id, user_id, scope, resources, ${now - 3600}, ${now + expiresIn}, ${now - 1800}, token_hash
+     SELECT ${digestAt(`CAST(substr(grant_id, ${`g-${tag}-`.length + 1}) AS integer)`)}, grant_id, client_id, user_id, scope, resources, ${now - 3600}, ${now + expiresIn}, ${now - 1800}, token_hash
      FROM portcullis_refresh_tokens WHERE grant_id LIKE 'g-${tag}-%' AND rotated_at IS NULL`,
     access('a1'),
     access('a2'),
@@ -331,7 +368,7 @@ async function seedChain(storage, now) {
     createdAt: now,
     expiresAt: now + 90 * 86400,
   };
-  const chain = { grant, refresh: hash(), access: hash() };
+  const chain = { grant, refresh: tokenKeyNow(), access: tokenKeyNow() };
   const result = await storage.codes.redeem({
     codeHash: code.codeHash,
     grant,
@@ -377,8 +414,8 @@ const WORKLOADS = {
     const now = nowSeconds();
     const token = await storage.grants.getRefreshToken(chain.refresh, now);
     if (token === null) throw new Error('a refresh chain broke');
-    const successor = hash();
-    const access = hash();
+    const successor = tokenKeyNow();
+    const access = tokenKeyNow();
     const result = await storage.grants.rotateRefreshToken({
       tokenHash: chain.refresh,
       successor: refreshTokenOf(chain.grant, successor, now),

@@ -139,3 +139,4 @@ export {
   STORAGE_RETRY_AFTER_SECONDS,
   StorageUnavailableError,
 } from './storage/unavailable.js';
+export { tokenKey } from './tokens/token-key.js';

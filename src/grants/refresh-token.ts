@@ -13,7 +13,6 @@
  *    committed with its answer lost is recognised by the access token it stored (`lost-answer.ts`).
  * @module
  */
-import { sha256 } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import type { Params } from '../core/params.js';
 import type { VerifiedDpopProof } from '../protocol/dpop.js';
@@ -25,6 +24,7 @@ import type { ClientRecord, RefreshTokenRecord } from '../storage/types.js';
 import { type MintedAccessToken, mintAccessToken } from '../tokens/access-token.js';
 import { mintIdToken } from '../tokens/id-token.js';
 import { mintRefreshToken, openSuccessor, sealSuccessor } from '../tokens/refresh-token.js';
+import { tokenKey } from '../tokens/token-key.js';
 import { markClientUsed } from './client-use.js';
 import { recoverLostAnswer } from './lost-answer.js';
 import { refreshBindingOf, type TokenResponse, tokenTypeOf } from './token-response.js';
@@ -91,7 +91,7 @@ export async function refreshTokenGrant(
   const presented = params.get('refresh_token');
   if (presented === undefined) throw new OAuthError('invalid_request', 'refresh_token is required');
   if (presented.length > 512) throw invalidToken();
-  const tokenHash = await sha256(presented);
+  const tokenHash = await tokenKey(presented);
 
   // Step 1. A token this server issued is known without a read: what storage would add (rotated,
   // revoked, expired since) the rotation in step 4 decides again, atomically.

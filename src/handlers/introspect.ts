@@ -23,6 +23,7 @@ import {
   presentedCredentials,
 } from '../protocol/client-auth.js';
 import type { ServerContext } from '../server-context.js';
+import { tokenKey } from '../tokens/token-key.js';
 
 const INACTIVE = Object.freeze({ active: false });
 
@@ -104,7 +105,7 @@ export async function handleIntrospect(ctx: ServerContext, request: OAuthRequest
   if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
   if (token.length > 8192) return jsonResponse(200, INACTIVE, NO_STORE);
 
-  const hash = await sha256(token);
+  const hash = await tokenKey(token);
   const now = ctx.now();
   const access = await config.storage.grants.getAccessToken(hash, now);
   if (access !== null) {

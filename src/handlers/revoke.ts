@@ -3,13 +3,13 @@
  * with it the whole grant. Unknown tokens answer 200; another client's token is never revoked.
  * @module
  */
-import { sha256 } from '../core/crypto.js';
 import { OAuthError } from '../core/errors.js';
 import { methodNotAllowed, NO_STORE, type OAuthRequest, type OAuthResponse } from '../core/http.js';
 import { parseFormBody } from '../core/params.js';
 import { enforceRateLimit } from '../core/rate-limit.js';
 import { authenticateClient } from '../protocol/client-auth.js';
 import type { ServerContext } from '../server-context.js';
+import { tokenKey } from '../tokens/token-key.js';
 
 const OK: OAuthResponse = { status: 200, headers: { ...NO_STORE } };
 
@@ -33,7 +33,7 @@ export async function handleRevoke(ctx: ServerContext, request: OAuthRequest): P
   if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
   if (token.length > 8192) return OK;
 
-  const hash = await sha256(token);
+  const hash = await tokenKey(token);
   const now = ctx.now();
   // The hint only orders the lookups (RFC 7009 §2.1): a wrong or unknown hint still finds the token.
   const refreshFirst = params.get('token_type_hint') === 'refresh_token';

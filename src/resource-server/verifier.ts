@@ -11,8 +11,8 @@
  */
 import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
 import type { Clock } from '../core/context.js';
-import { sha256 } from '../core/crypto.js';
 import type { Storage } from '../storage/types.js';
+import { tokenKey } from '../tokens/token-key.js';
 
 /**
  * What a verified access token says, whichever verifier read it.
@@ -122,7 +122,7 @@ export function storageVerifier(options: StorageVerifierOptions): AccessTokenVer
   return {
     async verify(token) {
       if (token.length > 8192) return null;
-      const record = await storage.grants.getAccessToken(await sha256(token), Math.floor(clock() / 1000));
+      const record = await storage.grants.getAccessToken(await tokenKey(token), Math.floor(clock() / 1000));
       if (record === null) return null;
       return {
         subject: record.userId,

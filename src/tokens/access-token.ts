@@ -1,12 +1,13 @@
 /**
  * Access tokens: RFC 9068 JWTs (`typ: at+jwt`) or opaque strings. Either way a record keyed by the
- * token's hash goes to storage, which is what makes revocation exact.
+ * token's key (its time, then its hash: token-key.ts) goes to storage, which is what makes
+ * revocation exact.
  * @module
  */
-import { randomToken, sha256 } from '../core/crypto.js';
 import type { ServerContext } from '../server-context.js';
 import type { AccessTokenRecord } from '../storage/types.js';
 import { signJwt } from './jws.js';
+import { mintedJwtKey, mintJti, mintOpaqueToken, tokenKey } from './token-key.js';
 
 /** What an access token is issued for. */
 export interface AccessTokenInput {
@@ -39,20 +40,22 @@ export async function mintAccessToken(
   const { config } = ctx;
   const now = ctx.now();
   const ttl = config.tokens.accessTokenTtlSeconds;
-  const jti = randomToken(config.runtime.random, 16);
+  const nowMs = config.runtime.clock();
+  const jti = mintJti(config.runtime.random, nowMs);
   let token: string;
   if (config.tokens.accessTokenFormat === 'opaque') {
-    token = randomToken(config.runtime.random, 32);
+    token = mintOpaqueToken(config.runtime.random, nowMs);
   } else {
     const key = await ctx.keys.signingKey(config.keys.accessTokenAlg);
-    // RFC 9068 §2.2 claims; `aud` is a string when there is one resource.
+    // RFC 9068 §2.2 claims; `aud` is a string when there is one resource. `jti` first: the
+    // token's storage key is read from the payload's first bytes (token-key.ts).
     token = await signJwt(key, 'at+jwt', {
+      jti,
       iss: config.issuer,
       sub: input.userId,
       aud: input.audience.length === 1 ? input.audience[0] : input.audience,
       exp: now + ttl,
       iat: now,
-      jti,
       client_id: input.clientId,
       scope: input.scope.join(' '),
       ...(input.authTime === undefined ? {} : { auth_time: input.authTime }),
@@ -61,7 +64,8 @@ export async function mintAccessToken(
     });
   }
   const record: AccessTokenRecord = {
-    tokenHash: await sha256(token),
+    tokenHash:
+      config.tokens.accessTokenFormat === 'opaque' ? await tokenKey(token) : await mintedJwtKey(token, jti),
     jti,
     grantId: input.grantId,
     clientId: input.clientId,

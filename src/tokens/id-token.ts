@@ -7,6 +7,7 @@ import { leftHalfOfDigest, sha256 } from '../core/crypto.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../storage/types.js';
 import { signJwt } from './jws.js';
+import { digestOfKey } from './token-key.js';
 
 /** What an ID token says. */
 export interface IdTokenInput {
@@ -15,8 +16,8 @@ export interface IdTokenInput {
   readonly authTime: number;
   readonly nonce?: string | undefined;
   /**
-   * The base64url SHA-256 of the access token issued with it (its storage hash,
-   * `AccessTokenRecord.tokenHash`), for `at_hash`: the token is not hashed a second time.
+   * The storage key of the access token issued with it (`AccessTokenRecord.tokenHash`), whose
+   * SHA-256 digest gives `at_hash`: the token is not hashed a second time.
    */
   readonly accessTokenHash: string;
 }
@@ -40,6 +41,6 @@ export async function mintIdToken(ctx: ServerContext, input: IdTokenInput): Prom
     iat: now,
     auth_time: input.authTime,
     ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
-    at_hash: leftHalfOfDigest(input.accessTokenHash),
+    at_hash: leftHalfOfDigest(digestOfKey(input.accessTokenHash)),
   });
 }

@@ -1,12 +1,14 @@
 /**
- * Refresh tokens: opaque, 256 bits, stored as hashes. For the grace window, the successor is
+ * Refresh tokens: opaque, the time they were made and 256 random bits, stored under their key (the
+ * time, then the hash: token-key.ts). For the grace window, the successor is
  * sealed with a key derived from its predecessor's value, so only someone holding the old token
  * can recover the new one and nothing readable is stored.
  * @module
  */
-import { aesGcmDecrypt, aesGcmEncrypt, base64url, randomToken, sha256, sha256Bytes } from '../core/crypto.js';
+import { aesGcmDecrypt, aesGcmEncrypt, base64url, sha256Bytes } from '../core/crypto.js';
 import type { ServerContext } from '../server-context.js';
 import type { RefreshTokenRecord } from '../storage/types.js';
+import { mintOpaqueToken, tokenKey } from './token-key.js';
 
 /** A new refresh token and its record. */
 export interface MintedRefreshToken {
@@ -32,11 +34,11 @@ export async function mintRefreshToken(
   dpopJkt?: string,
 ): Promise<MintedRefreshToken> {
   const now = ctx.now();
-  const token = randomToken(ctx.config.runtime.random, 32);
+  const token = mintOpaqueToken(ctx.config.runtime.random, ctx.config.runtime.clock());
   return {
     token,
     record: {
-      tokenHash: await sha256(token),
+      tokenHash: await tokenKey(token),
       grantId: grant.grantId,
       clientId: grant.clientId,
       userId: grant.userId,

@@ -8,12 +8,12 @@
  * refresh token whose refresh was in flight at the kill was either not rotated or is answered as a
  * retry within the grace window (the same successor), never refused. Several runs, each bounded.
  */
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from '../../src/storage/sqlite.js';
+import { tokenKey } from '../../src/tokens/token-key.js';
 import { ADA, api } from '../helpers/school-flow.js';
 import {
   assertCompiledServerFresh,
@@ -75,8 +75,6 @@ interface RunResult {
   codesInFlight: { status: number; error: string | undefined }[];
 }
 
-const hash = (token: string) => createHash('sha256').update(token).digest('base64url');
-
 /** Starts the server on a fresh directory, loads it, kills it with SIGKILL, restarts it, checks. */
 async function killAndRestart(variables: Record<string, string>): Promise<RunResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-kill9-'));
@@ -121,7 +119,7 @@ async function killAndRestart(variables: Record<string, string>): Promise<RunRes
     for (const chain of record.chains.filter((c) => c.inFlight)) {
       const row = db.get<{ rotated_at: number | null }>(
         'SELECT rotated_at FROM portcullis_refresh_tokens WHERE token_hash = ?',
-        hash(chain.refreshToken),
+        await tokenKey(chain.refreshToken),
       );
       if (row?.rotated_at != null) rotatedInFlight++;
     }

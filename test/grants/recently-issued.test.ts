@@ -5,9 +5,9 @@
  * check the answers are those a read would have given. (Refresh tokens: refresh-token.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { sha256 } from '../../src/core/crypto.js';
 import { RecentlyIssued } from '../../src/grants/recently-issued.js';
 import { memoryStorage } from '../../src/storage/memory.js';
+import { tokenKey } from '../../src/tokens/token-key.js';
 import { consentFields, Harness, json, pkce, redirectParams } from '../helpers/harness.js';
 import { recordingStorage } from '../helpers/recording-storage.js';
 
@@ -47,7 +47,7 @@ describe('authorization codes this server issued (RFC 6749 §4.1.2, RFC 7636 §4
     expect(json(replay).error).toBe('invalid_grant');
     expect(here.events.some((e) => e.type === 'code.replayed')).toBe(true);
     const token = await here.storage.grants.getAccessToken(
-      await sha256(String(won.access_token)),
+      await tokenKey(String(won.access_token)),
       here.clock.now(),
     );
     expect(token).toBeNull();

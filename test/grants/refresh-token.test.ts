@@ -249,9 +249,9 @@ describe('refresh grace window (tokens.refreshGraceSeconds, default 10 s; FLT-03
   it('the sealed successor is useless without the predecessor: storage holds no readable token', async () => {
     const { client, body } = await h.tokens();
     const next = json(await h.refresh(client, body.refresh_token as string));
-    const { sha256 } = await import('../../src/core/crypto.js');
+    const { tokenKey } = await import('../../src/tokens/token-key.js');
     const old = await h.storage.grants.getRefreshToken(
-      await sha256(body.refresh_token as string),
+      await tokenKey(body.refresh_token as string),
       h.clock.now(),
     );
     expect(old?.sealedSuccessor).toBeDefined();
@@ -288,8 +288,8 @@ describe('refresh of a token this server issued (grants/recently-issued.ts)', ()
     const recording = recordingStorage();
     const g = await Harness.start({ storage: recording.storage });
     const { client, body } = await g.tokens();
-    const { sha256 } = await import('../../src/core/crypto.js');
-    const hash = await sha256(body.refresh_token as string);
+    const { tokenKey } = await import('../../src/tokens/token-key.js');
+    const hash = await tokenKey(body.refresh_token as string);
     recording.calls.length = 0;
     return { g, calls: recording.calls, client, body, hash };
   }
@@ -317,9 +317,9 @@ describe('refresh of a token this server issued (grants/recently-issued.ts)', ()
       expect(await g.storage.grants.revoke(record!.grantId, g.clock.now())).toBe(true);
       expectError(await g.refresh(client, body.refresh_token as string), 'invalid_grant');
       expect(g.events.some((e) => e.type === 'token.issued' && e.grantType === 'refresh_token')).toBe(false);
-      const { sha256 } = await import('../../src/core/crypto.js');
+      const { tokenKey } = await import('../../src/tokens/token-key.js');
       expect(
-        await g.storage.grants.getAccessToken(await sha256(body.access_token as string), g.clock.now()),
+        await g.storage.grants.getAccessToken(await tokenKey(body.access_token as string), g.clock.now()),
       ).toBeNull();
     } finally {
       await g.close();
@@ -355,7 +355,7 @@ describe('refresh of a token this server issued (grants/recently-issued.ts)', ()
     const { g, client, body } = await recorded();
     try {
       const record = await g.storage.grants.getRefreshToken(
-        await (await import('../../src/core/crypto.js')).sha256(body.refresh_token as string),
+        await (await import('../../src/tokens/token-key.js')).tokenKey(body.refresh_token as string),
         g.clock.now(),
       );
       g.clock.advance(record!.expiresAt - g.clock.now());

@@ -50,7 +50,7 @@ describe('token endpoint: authorization_code grant (RFC 6749 §4.1.3)', () => {
     expect(body.expires_in).toBe(900);
     expect(body.scope).toBe('openid profile email courses:read');
     expect(typeof body.access_token).toBe('string');
-    expect(body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(body.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
     expect(typeof body.id_token).toBe('string');
   });
 

@@ -42,11 +42,11 @@ export interface GrantRecord {
  *
  * @example
  * ```ts
- * import type { Storage } from 'portcullis';
+ * import { type Storage, tokenKey } from 'portcullis';
  *
  * declare const storage: Storage;
- * declare const tokenHash: string; // base64url SHA-256 of the token
- * const token = await storage.grants.getAccessToken(tokenHash, Math.floor(Date.now() / 1000));
+ * declare const presented: string; // the access token, as a client sent it
+ * const token = await storage.grants.getAccessToken(await tokenKey(presented), Math.floor(Date.now() / 1000));
  * console.log(token === null ? 'invalid, expired or revoked' : token.audience);
  * ```
  * @see RFC 6749 §1.4, RFC 9068 §2.2
@@ -54,7 +54,7 @@ export interface GrantRecord {
  * @category Records
  */
 export interface AccessTokenRecord {
-  /** Base64url SHA-256 of the whole token string. */
+  /** The token's key ({@link tokenKey}): the time it was made, then the base64url SHA-256 of the whole token. */
   readonly tokenHash: string;
   /** The JWT `jti`, or a random id for opaque tokens; safe to log. */
   readonly jti: string;
@@ -95,7 +95,7 @@ export interface AccessTokenRecord {
  * @category Records
  */
 export interface RefreshTokenRecord {
-  /** Base64url SHA-256 of the token. */
+  /** The token's key ({@link tokenKey}): the time it was made, then the base64url SHA-256 of the token. */
   readonly tokenHash: string;
   readonly grantId: string;
   readonly clientId: string;
@@ -115,7 +115,7 @@ export interface RefreshTokenRecord {
   readonly expiresAt: number;
   /** Set once the token has been exchanged for its successor (epoch seconds). */
   readonly rotatedAt?: number;
-  /** Hash of the successor, once rotated. */
+  /** The successor's key, once rotated. */
   readonly successorHash?: string;
   /**
    * The successor sealed with a key derived from this token's own value (so storage cannot read

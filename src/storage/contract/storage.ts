@@ -6,7 +6,8 @@
  * - **Time** is epoch **seconds** (integers). Methods that depend on time take `now` from the
  *   server's clock instead of reading their own, so tests and several instances agree.
  * - **Secrets are never stored in the clear.** Codes, tokens, pending-authorization ids and client
- *   secrets reach storage only as base64url SHA-256 digests (`*Hash` fields).
+ *   secrets reach storage only as base64url SHA-256 digests (`*Hash` fields); an access or refresh
+ *   token's key starts with the time it was made, so that new keys sort last ({@link tokenKey}).
  * - **Null versus throw.** A lookup that finds nothing (or finds something expired) returns `null`;
  *   a write that finds nothing to act on returns `false`. Methods throw only on infrastructure
  *   failure (connection lost, constraint violated by a caller bug). Throw (or let through) a
