@@ -70,6 +70,7 @@ export const DEFAULTS = deepFreeze({
     accessTokenFormat: 'jwt',
     refreshGraceSeconds: 10,
     idTokenOnRefresh: false,
+    timeInTokens: true,
   },
   keys: { idTokenAlg: 'RS256', accessTokenAlg: 'ES256', refreshIntervalSeconds: 60 },
   introspection: { enabled: true, callers: [] },

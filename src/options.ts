@@ -247,6 +247,15 @@ const tokensSchema = z.strictObject({
     .default(DEFAULTS.tokens.refreshGraceSeconds),
   /** Issue a new ID token on refresh (OIDC Core §12.2 makes it optional). */
   idTokenOnRefresh: z.boolean().default(DEFAULTS.tokens.idTokenOnRefresh),
+  /**
+   * Refresh tokens, opaque access tokens and JWT `jti`s begin with the time they were made, and
+   * storage keys them by it, so that the token tables stay flat as they grow. Tokens of either
+   * kind are read whatever this says. `false` issues tokens as earlier releases did: for the
+   * first rollout of several instances from such a release, whose old instances would not find
+   * the new tokens (then set it back).
+   * @see docs/upgrading.md, "Tokens carry their time"
+   */
+  timeInTokens: z.boolean().default(DEFAULTS.tokens.timeInTokens),
 });
 
 const privateJwkSchema = z

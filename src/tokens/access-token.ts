@@ -40,7 +40,7 @@ export async function mintAccessToken(
   const { config } = ctx;
   const now = ctx.now();
   const ttl = config.tokens.accessTokenTtlSeconds;
-  const nowMs = config.runtime.clock();
+  const nowMs = config.tokens.timeInTokens ? config.runtime.clock() : undefined;
   const jti = mintJti(config.runtime.random, nowMs);
   let token: string;
   if (config.tokens.accessTokenFormat === 'opaque') {

@@ -34,7 +34,8 @@ export async function mintRefreshToken(
   dpopJkt?: string,
 ): Promise<MintedRefreshToken> {
   const now = ctx.now();
-  const token = mintOpaqueToken(ctx.config.runtime.random, ctx.config.runtime.clock());
+  const { runtime, tokens } = ctx.config;
+  const token = mintOpaqueToken(runtime.random, tokens.timeInTokens ? runtime.clock() : undefined);
   return {
     token,
     record: {

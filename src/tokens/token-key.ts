@@ -20,7 +20,7 @@
  * a token that lies about its time gets a key no stored token has, and is not found.
  * @module
  */
-import { type RandomSource, sha256, timeOrderedId } from '../core/crypto.js';
+import { type RandomSource, randomToken, sha256, timeOrderedId } from '../core/crypto.js';
 
 /** Characters of the time at the start of a time-ordered token, `jti` and key. */
 const TIME_CHARS = 8;
@@ -43,22 +43,23 @@ const JTI_FIRST = '{"jti":"';
 const PAYLOAD_HEAD_CHARS = 56;
 
 /**
- * A new opaque token (refresh token, opaque access token): the time, then 256 bits of randomness.
+ * A new opaque token (refresh token, opaque access token): the time, then 256 bits of randomness;
+ * without the time (`tokens.timeInTokens: false`), 256 bits of randomness as earlier releases.
  * @param random - the random source
- * @param nowMs - epoch milliseconds
+ * @param nowMs - epoch milliseconds, or `undefined` for a token without the time
  */
-export function mintOpaqueToken(random: RandomSource, nowMs: number): string {
-  return timeOrderedId(random, nowMs, 32);
+export function mintOpaqueToken(random: RandomSource, nowMs: number | undefined): string {
+  return nowMs === undefined ? randomToken(random, 32) : timeOrderedId(random, nowMs, 32);
 }
 
 /**
- * A new `jti` for a JWT access token: the time, then 128 bits of randomness. The token's key
- * starts with its time.
+ * A new `jti` for a JWT access token: the time, then 128 bits of randomness (the token's key starts
+ * with the time); without the time, 128 bits of randomness as earlier releases.
  * @param random - the random source
- * @param nowMs - epoch milliseconds
+ * @param nowMs - epoch milliseconds, or `undefined` for a `jti` without the time
  */
-export function mintJti(random: RandomSource, nowMs: number): string {
-  return timeOrderedId(random, nowMs, 16);
+export function mintJti(random: RandomSource, nowMs: number | undefined): string {
+  return nowMs === undefined ? randomToken(random, 16) : timeOrderedId(random, nowMs, 16);
 }
 
 /**

@@ -158,6 +158,24 @@ describe('tokens as the server issues and reads them', () => {
     expect((await userinfo(h, access)).status).toBe(200);
   });
 
+  it('tokens.timeInTokens: false issues tokens as earlier releases (43 characters, a 22-character jti, bare-hash keys) for a rolling deploy', async () => {
+    h = await harnessWithIntrospection({ options: { tokens: { timeInTokens: false } } });
+    const { client, body } = await h.tokens();
+    const refresh = body.refresh_token as string;
+    const access = body.access_token as string;
+    expect(refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const jti = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()).jti as string;
+    expect(jti).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // Where an earlier release looks them up: under their bare hash.
+    const now = h.clock.now();
+    expect((await h.storage.grants.getRefreshToken(await sha256(refresh), now))?.clientId).toBe(
+      client.client_id,
+    );
+    expect((await h.storage.grants.getAccessToken(await sha256(access), now))?.jti).toBe(jti);
+    expect((await userinfo(h, access)).status).toBe(200);
+    expect((await h.refresh(client, refresh)).status).toBe(200);
+  });
+
   it('tokens an earlier release issued and stored under their bare hash keep working after the upgrade', async () => {
     h = await harnessWithIntrospection();
     const client = await h.register();
