@@ -55,6 +55,7 @@ describe('course-school environment', () => {
       [{ PGLITE_IMPORT_DIR: './old', STORAGE: 'pglite' }, 'PGLITE_IMPORT_DIR'],
       [{ SESSION_SECRET: 'short' }, 'SESSION_SECRET'],
       [{ RATE_LIMIT: 'no' }, 'RATE_LIMIT'],
+      [{ TIME_IN_TOKENS: 'false' }, 'TIME_IN_TOKENS'],
     ];
     for (const [source, variable] of cases) {
       const message = refusal(source);

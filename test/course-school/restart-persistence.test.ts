@@ -3,12 +3,17 @@
  * (`STORAGE=pglite`), the compiled server stopped with SIGTERM and started again on the same directory still knows the registered client,
  * accepts the access token issued before the restart, rotates the refresh token, keeps the signing
  * keys and the user's session, and does not seed the demo data again (what the owner deleted stays
- * deleted).
+ * deleted). With `TIME_IN_TOKENS=off` it issues tokens as earlier releases did (what their
+ * instances, still running beside it in a rolling upgrade, find), and those keep working once it
+ * is switched back on.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/core/crypto.js';
+import { openSqliteDatabase } from '../../src/storage/sqlite.js';
+import { newChain, refresh, signIn } from '../faults/load.js';
 import {
   ADA,
   api,
@@ -178,5 +183,39 @@ describe('moving from PGlite, the embedded default before SQLite', () => {
     expect(later.stdout()).not.toContain('imported from');
     expect(await publishedKids(later.base)).toEqual(kids);
     expectCleanExit(await later.stop('SIGTERM'), `SQLite ${join(sqliteDir, 'portcullis.sqlite')}`);
+  });
+});
+
+describe('TIME_IN_TOKENS=off (tokens.timeInTokens: false), for a rolling upgrade from an earlier release', () => {
+  it('TIME_IN_TOKENS=off issues tokens under their bare hash; switched back on, they keep working and new ones carry the time', {
+    timeout: 60_000,
+  }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'portcullis-rolling-'));
+    dataDirs.push(dataDir);
+    const env = { PORT: String(await freePort()), DATA_DIR: dataDir, RATE_LIMIT: 'off' };
+
+    const off = await startServerProcess({ ...env, TIME_IN_TOKENS: 'off' });
+    const chain = await newChain(off, await signIn(off, ADA.email, ADA.password));
+    expect(chain.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await off.stop();
+    // Stored where an instance of an earlier release looks: under the bare hash.
+    const db = await openSqliteDatabase({ dataDir });
+    try {
+      const row = db.get<{ client_id: string }>(
+        'SELECT client_id FROM portcullis_refresh_tokens WHERE token_hash = ?',
+        await sha256(chain.refreshToken),
+      );
+      expect(row?.client_id).toBe(chain.clientId);
+    } finally {
+      db.close();
+    }
+
+    const on = await startServerProcess(env);
+    expect((await api(on, '/account', chain.accessToken)).status).toBe(200);
+    const rotated = await refresh(on, chain.clientId, chain.refreshToken);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
+    expect((await api(on, '/account', rotated.body.access_token!)).status).toBe(200);
+    await on.stop();
   });
 });

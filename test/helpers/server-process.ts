@@ -33,6 +33,7 @@ const SERVER_VARIABLES = [
   'TRUST_PROXY',
   'DEMO',
   'RATE_LIMIT',
+  'TIME_IN_TOKENS',
   'NODE_OPTIONS',
 ];
 

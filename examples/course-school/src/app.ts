@@ -264,6 +264,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       sessions,
       title: TITLE,
       rateLimit: config.rateLimit,
+      timeInTokens: config.timeInTokens,
       clients,
       allowedHosts: config.allowedHosts,
     });

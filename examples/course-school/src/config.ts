@@ -89,6 +89,11 @@ export interface AppConfig {
   readonly allowedHosts: readonly string[];
   /** Per-IP and per-client limits on the OAuth endpoints (the library's defaults); off only for load tests. */
   readonly rateLimit: boolean;
+  /**
+   * Tokens begin with the time they were made (`TIME_IN_TOKENS`, the library's
+   * `tokens.timeInTokens`); off only while instances of an earlier release still run beside this one.
+   */
+  readonly timeInTokens: boolean;
   /** Which reverse proxies may report the client address (`TRUST_PROXY`); 0 trusts none. */
   readonly trustProxy: TrustProxy;
   /** Create and show the demo accounts (ada, grace) and the demo school. */
@@ -139,6 +144,7 @@ const env = z.object({
       'must be comma-separated lower-case host names without port (10.0.0.7, health.internal)',
     ),
   RATE_LIMIT: z.enum(['on', 'off']).default('on'),
+  TIME_IN_TOKENS: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
     .string()
     .default('')
@@ -193,6 +199,7 @@ function demoMode(setting: 'on' | 'off' | 'auto', issuer: string | undefined, ho
  * - `PGLITE_IMPORT_DIR`: with SQLite, a PGlite data directory whose data a new database starts with
  * - `MCP_ALLOWED_ORIGINS`: comma-separated extra origins allowed to call `/mcp`
  * - `RATE_LIMIT=off`: no limits on the OAuth endpoints (load tests from one address); default `on`
+ * - `TIME_IN_TOKENS=off`: tokens as earlier releases made them, for a rolling upgrade; default `on`
  * - `TRUST_PROXY`: proxies allowed to report the client address (hop count or addresses); default none
  * - `DEMO=on|off`: the demo accounts; default on only for an http loopback issuer on a loopback socket
  * - `SESSION_SECRET`: the cookie-signing key (32+ characters); default generated and kept in the database
@@ -230,6 +237,7 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
     mcpAllowedOrigins: listOf(e.MCP_ALLOWED_ORIGINS),
     allowedHosts: listOf(e.ALLOWED_HOSTS),
     rateLimit: e.RATE_LIMIT === 'on',
+    timeInTokens: e.TIME_IN_TOKENS === 'on',
     trustProxy: e.TRUST_PROXY,
     demo: demoMode(e.DEMO, e.ISSUER, e.HOST),
     sessionSecret: e.SESSION_SECRET,

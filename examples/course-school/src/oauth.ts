@@ -42,6 +42,8 @@ export interface OAuthDeps {
   readonly title: string;
   /** Apply the library's default rate limits (per IP, per client) on the OAuth endpoints. */
   readonly rateLimit: boolean;
+  /** Tokens begin with the time they were made (the library's `tokens.timeInTokens`). */
+  readonly timeInTokens: boolean;
   /** The client address behind the trusted proxies: the library's limits count what ours count. */
   readonly clients: ClientAddressResolver;
   /** Host names besides the issuer's the server answers for (`ALLOWED_HOSTS`). */
@@ -119,6 +121,7 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
     // One instance counts in memory; instances behind a load balancer would share a store
     // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
     ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
+    tokens: { timeInTokens: deps.timeInTokens },
     clientIp: deps.clients.clientIp,
     allowedHosts: deps.allowedHosts,
     async claims(userId, scope) {
