@@ -1,8 +1,8 @@
 /**
  * Refresh tokens: opaque, the time they were made and 256 random bits, stored under their key (the
- * time, then the hash: token-key.ts). For the grace window, the successor is
- * sealed with a key derived from its predecessor's value, so only someone holding the old token
- * can recover the new one and nothing readable is stored.
+ * time, then the hash: token-key.ts). For the grace window, the successor is sealed with a key
+ * derived from its predecessor's value, so only someone holding the old token can recover the new
+ * one and nothing readable is stored.
  * @module
  */
 import { aesGcmDecrypt, aesGcmEncrypt, base64url, sha256Bytes } from '../core/crypto.js';

@@ -102,13 +102,13 @@ describe('tokens as the server issues and reads them', () => {
 
   it("tokens are stored under keys that start with their time: a refresh token's own, a JWT access token's jti", async () => {
     h = await harnessWithIntrospection();
-    const { body } = await h.tokens();
+    const { client, body } = await h.tokens();
     const refresh = body.refresh_token as string;
     const access = body.access_token as string;
     expect(refresh).toMatch(/^[A-Za-z0-9_-]{51}$/);
     const now = h.clock.now();
     const stored = await h.storage.grants.getRefreshToken(refresh.slice(0, 8) + (await sha256(refresh)), now);
-    expect(stored?.clientId).toBeDefined();
+    expect(stored?.clientId).toBe(client.client_id);
     const jti = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()).jti as string;
     expect(jti).toMatch(/^[A-Za-z0-9_-]{30}$/);
     expect((await h.storage.grants.getAccessToken(jti.slice(0, 8) + (await sha256(access)), now))?.jti).toBe(
