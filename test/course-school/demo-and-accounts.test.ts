@@ -20,6 +20,7 @@ import {
   ROOT,
   startServerProcess,
   stopAllServerProcesses,
+  unexpectedStderr,
 } from '../helpers/server-process.js';
 
 describe('when demo data is on (DEMO)', () => {
@@ -151,7 +152,7 @@ describe('accounts made by the operator with add-user', { timeout: 90_000 }, () 
   it('creates an owner once, refuses a second account with the same email and bad input', async () => {
     const env = { DATA_DIR: dataDir };
     const created = await addUserWithCli(env, OWNER);
-    expect(created.stderr).toBe('');
+    expect(unexpectedStderr(created.stderr)).toEqual([]);
     expect(created.code).toBe(0);
     // The embedded default: SQLite, one file in DATA_DIR.
     expect(created.stdout).toMatch(/^created owner owner@school\.example \(usr_[\w-]+\) in SQLite /);

@@ -192,11 +192,49 @@ export async function stopAllServerProcesses(): Promise<void> {
 /** The compiled command-line tool, relative to the repository root. */
 export const CLI = 'examples/course-school/dist/cli.js';
 
-/** What `add-user` prints and how it ended. */
+/**
+ * The lines of `stderr` other than the warning Node.js 22 (and 24 before 24.15) prints when
+ * `node:sqlite` first loads: what a quiet run of the tool or the server must leave empty.
+ */
+export function unexpectedStderr(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line !== '' && !/ExperimentalWarning: SQLite|--trace-warnings/.test(line));
+}
+
+/** What a command of the tool printed and how it ended. */
 export interface CliRun {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/**
+ * Runs `node cli.js <args>` against the storage `env` names (the server's variables), as an
+ * operator would, with `stdin` on its standard input.
+ */
+export function runCli(
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  stdin = '',
+): Promise<CliRun> {
+  const inherited = { ...process.env };
+  for (const name of SERVER_VARIABLES) delete inherited[name];
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { ...inherited, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdin.end(stdin);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 /**
@@ -212,21 +250,9 @@ export function addUserWithCli(
     readonly password: string;
   },
 ): Promise<CliRun> {
-  const inherited = { ...process.env };
-  for (const name of SERVER_VARIABLES) delete inherited[name];
-  const child = spawn(
-    process.execPath,
-    [CLI, 'add-user', '--email', user.email, '--name', user.name, '--role', user.role],
-    { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['pipe', 'pipe', 'pipe'] },
+  return runCli(
+    env,
+    ['add-user', '--email', user.email, '--name', user.name, '--role', user.role],
+    `${user.password}\n`,
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdin.end(`${user.password}\n`);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

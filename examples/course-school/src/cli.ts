@@ -7,15 +7,28 @@
  *   --email owner@school.example --name "Ada Lovelace" --role owner
  * ```
  *
+ * ```sh
+ * node examples/course-school/dist/cli.js backup /var/backups/school-$(date +%F).sqlite
+ * ```
+ *
  * `add-user` creates an account; the password is read from standard input (the first line), so it
  * appears neither in the process list nor in the shell history. This is the only way to create a
  * school owner: an owner may grant every scope, so only someone with access to the database (the
  * operator) decides who runs the school. On the default SQLite it may run beside the server (several
  * processes share the file); with `STORAGE=pglite`, stop the server first: one process at a time
  * opens its directory.
+ *
+ * `backup` writes a consistent copy of the default SQLite database to a new file while servers run
+ * on it (SQLite's `VACUUM INTO`: one read transaction, so the copy is the database as of one commit,
+ * whatever the servers write meanwhile). A copy of the file itself is not one: the last commits may
+ * be in the `-wal` file beside it, and a file copied while written can be torn. The new file is
+ * created for this account only (`0600`) before anything is written to it: it holds the signing
+ * keys and the session secret. PostgreSQL and PGlite have their own tools (the message says which).
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { hashPassword } from './accounts/passwords.js';
@@ -26,6 +39,8 @@ import { openStorage } from './storage.js';
 const USAGE = `usage: node examples/course-school/dist/cli.js add-user --email <email> --name <name> [--role student|owner]
   The password is read from standard input (first line), e.g.
     printf '%s\\n' "$PASSWORD" | node examples/course-school/dist/cli.js add-user --email ada@school.example --name "Ada" --role owner
+       node examples/course-school/dist/cli.js backup <new file>
+  A consistent copy of the SQLite database (the default storage), made while the server runs.
   Storage: the server's variables (DATABASE_URL, DATA_DIR, STORAGE).`;
 
 const account = z.object({
@@ -82,14 +97,64 @@ async function addUser(args: readonly string[]): Promise<string> {
   }
 }
 
+/** What to use instead of `backup` where the data is not in the SQLite file. */
+const BACKUP_ELSEWHERE = {
+  postgres: "the data is in PostgreSQL (DATABASE_URL): back it up with pg_dump or your provider's backups",
+  pglite:
+    'the data is in PGlite (STORAGE=pglite): stop the server, then copy DATA_DIR; one process at a time opens it',
+  memory: 'STORAGE=memory keeps nothing to back up',
+} as const;
+
+async function backup(args: readonly string[]): Promise<string> {
+  const { positionals } = parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true });
+  if (positionals.length !== 1 || positionals[0] === '')
+    throw new Error('backup takes one argument: the new file');
+  const target = resolve(positionals[0]!);
+  const choice = configFromEnv(process.env).storage;
+  if (choice.kind !== 'sqlite') throw new Error(`no backup here: ${BACKUP_ELSEWHERE[choice.kind]}`);
+  const file = join(choice.dataDir, 'portcullis.sqlite');
+  // Opening a missing file would create an empty database, and its copy would look like a backup.
+  if (!existsSync(file)) throw new Error(`there is no database at ${file} (DATA_DIR): nothing to back up`);
+  try {
+    closeSync(openSync(target, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new Error(`${target} exists already: backup writes a new file, never over another`);
+    throw error;
+  }
+  const { openSqliteDatabase } = await import('portcullis/sqlite');
+  try {
+    const db = await openSqliteDatabase({ dataDir: choice.dataDir });
+    try {
+      db.run('VACUUM INTO ?', target);
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    rmSync(target, { force: true });
+    throw error;
+  }
+  return `backed up ${file} to ${target} (${statSync(target).size} bytes, mode 0600)`;
+}
+
+const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<string>>> = {
+  'add-user': addUser,
+  backup,
+};
+
 const [command, ...rest] = process.argv.slice(2);
+const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
 try {
-  if (command !== 'add-user')
-    throw new Error(command === undefined ? 'no command' : `unknown command ${command}`);
-  console.log(await addUser(rest));
+  if (run === undefined) throw new Error(command === undefined ? 'no command' : `unknown command ${command}`);
+  console.log(await run(rest));
 } catch (error) {
   console.error(`course-school: ${error instanceof Error ? error.message : String(error)}`);
-  if (command !== 'add-user' || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+  const code = (error as { code?: string }).code;
+  if (
+    run === undefined ||
+    code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+    code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+  ) {
     console.error(USAGE);
   }
   process.exitCode = 1;
