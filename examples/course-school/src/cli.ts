@@ -24,12 +24,20 @@
  * be in the `-wal` file beside it, and a file copied while written can be torn. The new file is
  * created for this account only (`0600`) before anything is written to it: it holds the signing
  * keys and the session secret. PostgreSQL and PGlite have their own tools (the message says which).
+ *
+ * `rotate-keys` adds a new signing key per algorithm and retires the current ones (the library's
+ * `rotateSigningKeys`): the new keys are published at once and sign once every cache of the JWKS
+ * can have seen them (its cache lifetime plus the interval at which servers re-read their keys);
+ * `--immediate`, for a key that may have leaked, makes them sign as soon as each server re-reads
+ * its keys (within a minute). Tokens signed by a retired key stay valid until they expire. It runs
+ * beside servers on SQLite and PostgreSQL; with `STORAGE=pglite`, stop the server first.
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createAuthorizationServer } from 'portcullis';
 import { z } from 'zod';
 import { hashPassword } from './accounts/passwords.js';
 import { displayName } from './api/schemas.js';
@@ -41,6 +49,8 @@ const USAGE = `usage: node examples/course-school/dist/cli.js add-user --email <
     printf '%s\\n' "$PASSWORD" | node examples/course-school/dist/cli.js add-user --email ada@school.example --name "Ada" --role owner
        node examples/course-school/dist/cli.js backup <new file>
   A consistent copy of the SQLite database (the default storage), made while the server runs.
+       node examples/course-school/dist/cli.js rotate-keys [--immediate]
+  New signing keys: published now, signing in about 6 minutes (--immediate: at once, for a leaked key).
   Storage: the server's variables (DATABASE_URL, DATA_DIR, STORAGE).`;
 
 const account = z.object({
@@ -105,6 +115,16 @@ const BACKUP_ELSEWHERE = {
   memory: 'STORAGE=memory keeps nothing to back up',
 } as const;
 
+/**
+ * The SQLite file of the default storage, refusing a `DATA_DIR` that has none: opening it would
+ * create an empty database, which would then look like the school's (`what`: why that matters here).
+ */
+function sqliteFileOf(choice: { readonly dataDir: string }, what: string): string {
+  const file = join(choice.dataDir, 'portcullis.sqlite');
+  if (!existsSync(file)) throw new Error(`there is no database at ${file} (DATA_DIR): ${what}`);
+  return file;
+}
+
 async function backup(args: readonly string[]): Promise<string> {
   const { positionals } = parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true });
   if (positionals.length !== 1 || positionals[0] === '')
@@ -112,9 +132,7 @@ async function backup(args: readonly string[]): Promise<string> {
   const target = resolve(positionals[0]!);
   const choice = configFromEnv(process.env).storage;
   if (choice.kind !== 'sqlite') throw new Error(`no backup here: ${BACKUP_ELSEWHERE[choice.kind]}`);
-  const file = join(choice.dataDir, 'portcullis.sqlite');
-  // Opening a missing file would create an empty database, and its copy would look like a backup.
-  if (!existsSync(file)) throw new Error(`there is no database at ${file} (DATA_DIR): nothing to back up`);
+  const file = sqliteFileOf(choice, 'nothing to back up');
   try {
     closeSync(openSync(target, 'wx', 0o600));
   } catch (error) {
@@ -137,9 +155,42 @@ async function backup(args: readonly string[]): Promise<string> {
   return `backed up ${file} to ${target} (${statSync(target).size} bytes, mode 0600)`;
 }
 
+async function rotateKeys(args: readonly string[]): Promise<string> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { immediate: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const config = configFromEnv(process.env);
+  if (config.storage.kind === 'memory') throw new Error('STORAGE=memory keeps no keys to rotate');
+  if (config.storage.kind === 'sqlite') sqliteFileOf(config.storage, 'no keys to rotate');
+  const storage = await openStorage(config.storage);
+  try {
+    const before = new Set((await storage.oauth.keys.list()).map((key) => key.kid));
+    // The server sets no key options (oauth.ts): the library's defaults make the same plan here.
+    // It answers no request, so registration is off (and so is the warning about its limits).
+    const oauth = await createAuthorizationServer({
+      issuer: config.issuer ?? 'http://127.0.0.1:3000',
+      storage: storage.oauth,
+      registration: { enabled: false },
+    });
+    try {
+      await oauth.rotateSigningKeys({ immediate: values.immediate });
+    } finally {
+      await oauth.close();
+    }
+    const added = (await storage.oauth.keys.list()).filter((key) => !before.has(key.kid));
+    const from = new Date(Math.min(...added.map((key) => key.activatesAt)) * 1000).toISOString();
+    return `new signing keys ${added.map((key) => `${key.kid} (${key.alg})`).join(', ')} in ${storage.description}: published now, signing from ${from}${values.immediate ? ', as each server re-reads its keys (within a minute)' : ''}`;
+  } finally {
+    await storage.close();
+  }
+}
+
 const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<string>>> = {
   'add-user': addUser,
   backup,
+  'rotate-keys': rotateKeys,
 };
 
 const [command, ...rest] = process.argv.slice(2);
