@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from '../../src/storage/sqlite.js';
 import { tokenKey } from '../../src/tokens/token-key.js';
-import { type Chain, newChain, refresh, signIn } from '../faults/load.js';
-import { ADA, type Site } from '../helpers/school-flow.js';
+import { type Chain, newChain, refresh, signIn, userinfo } from '../faults/load.js';
+import { ADA } from '../helpers/school-flow.js';
 import {
   assertCompiledServerFresh,
   freePort,
@@ -29,15 +29,6 @@ afterAll(async () => {
   await stopAllServerProcesses();
   rmSync(root, { recursive: true, force: true });
 });
-
-/** UserInfo with a bearer token: the status. */
-async function userinfo(site: Site, accessToken: string): Promise<number> {
-  const response = await fetch(`${site.base}/api/oauth/userinfo`, {
-    headers: { authorization: `Bearer ${accessToken}` },
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 describe('cli.js backup', () => {
   const dataDir = join(root, 'data');

@@ -129,6 +129,15 @@ export const exchange = (site: Site, code: AckedCode) =>
 export const refresh = (site: Site, clientId: string, refreshToken: string) =>
   token(site, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
 
+/** UserInfo with a bearer token: the status. */
+export async function userinfo(site: Site, accessToken: string): Promise<number> {
+  const response = await fetch(`${site.base}/api/oauth/userinfo`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
 /** Signs in through the login form; returns the session cookie. */
 export async function signIn(site: Site, email: string, password: string): Promise<string> {
   const page = await fetch(`${site.base}/login`);

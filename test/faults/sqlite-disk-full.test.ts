@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from '../../src/storage/sqlite.js';
-import { ADA, registerClient, type Site } from '../helpers/school-flow.js';
+import { ADA, registerClient } from '../helpers/school-flow.js';
 import {
   assertCompiledServerFresh,
   freePort,
@@ -23,7 +23,7 @@ import {
   startServerProcess,
   stopAllServerProcesses,
 } from '../helpers/server-process.js';
-import { type Chain, newChain, refresh, signIn } from './load.js';
+import { type Chain, newChain, refresh, signIn, userinfo } from './load.js';
 
 const mountPoint = mkdtempSync(join(tmpdir(), 'portcullis-disk-full-'));
 const dataDir = join(mountPoint, 'data');
@@ -66,15 +66,6 @@ function fillDisk(): number {
   } finally {
     closeSync(fd);
   }
-}
-
-/** UserInfo with a bearer token: the status. */
-async function userinfo(site: Site, accessToken: string): Promise<number> {
-  const response = await fetch(`${site.base}/api/oauth/userinfo`, {
-    headers: { authorization: `Bearer ${accessToken}` },
-  });
-  await response.arrayBuffer();
-  return response.status;
 }
 
 /** The lines a server logged at `error`: none are expected, a full disk is transient. */

@@ -28,6 +28,7 @@ import { buildLlmsTxt } from './docs/llms-txt.js';
 import { loadDiscovery } from './docs/metadata.js';
 import { buildOpenApi } from './docs/openapi.js';
 import { createDocumentsApp } from './docs/routes.js';
+import { signingKeyOptions } from './key-wrapping.js';
 import { createMcpApp } from './mcp/mcp-endpoint.js';
 import { type CourseSchoolOAuth, createCourseSchoolOAuth } from './oauth.js';
 import { createPagesApp } from './pages/app.js';
@@ -267,6 +268,7 @@ export async function startCourseSchool(config: AppConfig): Promise<CourseSchool
       timeInTokens: config.timeInTokens,
       clients,
       allowedHosts: config.allowedHosts,
+      keys: await signingKeyOptions(config.keyWrappingSecret),
     });
     const { oauth } = library;
     oauthClose = () => oauth.close();

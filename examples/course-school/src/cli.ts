@@ -42,6 +42,7 @@ import { z } from 'zod';
 import { hashPassword } from './accounts/passwords.js';
 import { displayName } from './api/schemas.js';
 import { configFromEnv } from './config.js';
+import { signingKeyOptions } from './key-wrapping.js';
 import { openStorage } from './storage.js';
 
 const USAGE = `usage: node examples/course-school/dist/cli.js add-user --email <email> --name <name> [--role student|owner]
@@ -167,12 +168,14 @@ async function rotateKeys(args: readonly string[]): Promise<string> {
   const storage = await openStorage(config.storage);
   try {
     const before = new Set((await storage.oauth.keys.list()).map((key) => key.kid));
-    // The server sets no key options (oauth.ts): the library's defaults make the same plan here.
+    // The server's key options (key-wrapping.ts): the same plan, and new keys wrapped as its are.
     // It answers no request, so registration is off (and so is the warning about its limits).
+    const keys = await signingKeyOptions(config.keyWrappingSecret);
     const oauth = await createAuthorizationServer({
       issuer: config.issuer ?? 'http://127.0.0.1:3000',
       storage: storage.oauth,
       registration: { enabled: false },
+      ...(keys === undefined ? {} : { keys }),
     });
     try {
       await oauth.rotateSigningKeys({ immediate: values.immediate });

@@ -100,6 +100,11 @@ export interface AppConfig {
   readonly demo: boolean;
   /** The key that signs session cookies; absent: generated once and kept in the database. */
   readonly sessionSecret: string | undefined;
+  /**
+   * The 32 bytes the private signing keys are stored wrapped under (`KEY_WRAPPING_SECRET`, AES-256-GCM,
+   * see key-wrapping.ts); absent: stored as JWK text, protected only by the database's own access.
+   */
+  readonly keyWrappingSecret: Uint8Array<ArrayBuffer> | undefined;
   readonly loginLimits: LoginLimits;
   readonly connectionLimits: ConnectionLimits;
 }
@@ -161,6 +166,13 @@ const env = z.object({
     .string()
     .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
     .optional(),
+  // 32 bytes in base64 or base64url: 43 characters and at most one '='. Buffer's decoder skips what
+  // it does not know, so the text is checked first: a typo must not become another key.
+  KEY_WRAPPING_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)')
+    .transform((text) => new Uint8Array(Buffer.from(text, 'base64')))
+    .optional(),
 });
 
 /** True for `127.0.0.0/8`, `::1` and `localhost`, the hosts only this machine reaches. */
@@ -203,6 +215,7 @@ function demoMode(setting: 'on' | 'off' | 'auto', issuer: string | undefined, ho
  * - `TRUST_PROXY`: proxies allowed to report the client address (hop count or addresses); default none
  * - `DEMO=on|off`: the demo accounts; default on only for an http loopback issuer on a loopback socket
  * - `SESSION_SECRET`: the cookie-signing key (32+ characters); default generated and kept in the database
+ * - `KEY_WRAPPING_SECRET`: 32 bytes (base64) the signing keys are stored wrapped under; default none
  *
  * @throws Error with one line per invalid variable, each naming it
  */
@@ -241,6 +254,7 @@ export function configFromEnv(source: Readonly<Record<string, string | undefined
     trustProxy: e.TRUST_PROXY,
     demo: demoMode(e.DEMO, e.ISSUER, e.HOST),
     sessionSecret: e.SESSION_SECRET,
+    keyWrappingSecret: e.KEY_WRAPPING_SECRET,
     loginLimits: DEFAULT_LOGIN_LIMITS,
     connectionLimits: DEFAULT_CONNECTION_LIMITS,
   };

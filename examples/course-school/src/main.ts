@@ -16,7 +16,14 @@ import { type AppConfig, configFromEnv } from './config.js';
  * storage) and carries the underlying error's message; other failures (our own tables) say theirs.
  */
 function startFailure(error: unknown): string {
-  if (error instanceof StartupError) return `the authorization server did not start: ${error.message}`;
+  if (error instanceof StartupError) {
+    // The keys in storage cannot be read: wrapped, and KEY_WRAPPING_SECRET is missing or another one.
+    const hint =
+      error.code === 'signing_keys_unavailable'
+        ? '; KEY_WRAPPING_SECRET must be the secret the keys were stored with (unset if they never were)'
+        : '';
+    return `the authorization server did not start: ${error.message}${hint}`;
+  }
   if (error instanceof InvalidOptionsError) {
     return `the authorization server's options are invalid: ${error.message}`;
   }

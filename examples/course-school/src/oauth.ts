@@ -7,6 +7,7 @@
  */
 import {
   type AuthorizationServer,
+  type AuthorizationServerOptions,
   type ClientAddressResolver,
   createAuthorizationServer,
   createScopePolicy,
@@ -48,6 +49,8 @@ export interface OAuthDeps {
   readonly clients: ClientAddressResolver;
   /** Host names besides the issuer's the server answers for (`ALLOWED_HOSTS`). */
   readonly allowedHosts: readonly string[];
+  /** The signing keys' options (their wrapping, `KEY_WRAPPING_SECRET`): see key-wrapping.ts. */
+  readonly keys: AuthorizationServerOptions['keys'];
 }
 
 /** The server and the facts the generated documents repeat. */
@@ -122,6 +125,7 @@ export async function createCourseSchoolOAuth(deps: OAuthDeps): Promise<CourseSc
     // (createFlexibleRateLimiter over Redis or PostgreSQL, see docs/security.md).
     ...(deps.rateLimit ? { rateLimiter: createMemoryRateLimiter() } : {}),
     tokens: { timeInTokens: deps.timeInTokens },
+    ...(deps.keys === undefined ? {} : { keys: deps.keys }),
     clientIp: deps.clients.clientIp,
     allowedHosts: deps.allowedHosts,
     async claims(userId, scope) {
