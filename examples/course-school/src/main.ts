@@ -17,10 +17,11 @@ import { type AppConfig, configFromEnv } from './config.js';
  */
 function startFailure(error: unknown): string {
   if (error instanceof StartupError) {
-    // The keys in storage cannot be read: wrapped, and KEY_WRAPPING_SECRET is missing or another one.
+    // The keys in storage are wrapped and KEY_WRAPPING_SECRET is unset (the library names its option;
+    // a secret that does not open them says so in the message already).
     const hint =
-      error.code === 'signing_keys_unavailable'
-        ? '; KEY_WRAPPING_SECRET must be the secret the keys were stored with (unset if they never were)'
+      error.code === 'signing_keys_unavailable' && error.message.includes('configure keys.wrapping')
+        ? '; KEY_WRAPPING_SECRET must be the secret the keys were stored with'
         : '';
     return `the authorization server did not start: ${error.message}${hint}`;
   }
