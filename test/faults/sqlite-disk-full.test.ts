@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase } from '../../src/storage/sqlite.js';
-import { ADA, registerClient } from '../helpers/school-flow.js';
+import { ADA, refreshRequest, registerClient } from '../helpers/school-flow.js';
 import {
   assertCompiledServerFresh,
   freePort,
@@ -118,15 +118,7 @@ describe.skipIf(mountFailure !== undefined)('FLT-01 a full disk under the defaul
 
     // Full: every write refused the same way, with Retry-After; reads still answer.
     const chain = chains[0]!;
-    const refreshWhileFull = await fetch(`${server.base}/api/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: chain.refreshToken,
-        client_id: chain.clientId,
-      }),
-    });
+    const refreshWhileFull = await refreshRequest(server, chain.clientId, chain.refreshToken);
     expect(refreshWhileFull.status).toBe(503);
     expect(refreshWhileFull.headers.get('retry-after')).toBe('2');
     expect(await refreshWhileFull.json()).toMatchObject({ error: 'temporarily_unavailable' });

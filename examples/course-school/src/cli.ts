@@ -35,7 +35,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAuthorizationServer } from 'portcullis';
 import { z } from 'zod';
@@ -43,7 +43,7 @@ import { hashPassword } from './accounts/passwords.js';
 import { displayName } from './api/schemas.js';
 import { configFromEnv } from './config.js';
 import { signingKeyOptions } from './key-wrapping.js';
-import { openStorage } from './storage.js';
+import { openStorage, sqliteFileIn } from './storage.js';
 
 const USAGE = `usage: node examples/course-school/dist/cli.js add-user --email <email> --name <name> [--role student|owner]
   The password is read from standard input (first line), e.g.
@@ -121,7 +121,7 @@ const BACKUP_ELSEWHERE = {
  * create an empty database, which would then look like the school's (`what`: why that matters here).
  */
 function sqliteFileOf(choice: { readonly dataDir: string }, what: string): string {
-  const file = join(choice.dataDir, 'portcullis.sqlite');
+  const file = sqliteFileIn(choice.dataDir);
   if (!existsSync(file)) throw new Error(`there is no database at ${file} (DATA_DIR): ${what}`);
   return file;
 }

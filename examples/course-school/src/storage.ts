@@ -34,6 +34,11 @@ export interface OpenedStorage {
   close(): Promise<void>;
 }
 
+/** The SQLite file of the default storage in `dataDir`, the one file the server and its tool open. */
+export function sqliteFileIn(dataDir: string): string {
+  return join(dataDir, 'portcullis.sqlite');
+}
+
 /** Opens (and migrates) the storage of a choice. */
 export async function openStorage(choice: StorageChoice): Promise<OpenedStorage> {
   switch (choice.kind) {
@@ -78,7 +83,7 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
     case 'sqlite': {
       refusePgliteDirectory(choice.dataDir);
       const { openSqliteDatabase, sqliteStorage } = await import('portcullis/sqlite');
-      const file = join(choice.dataDir, 'portcullis.sqlite');
+      const file = sqliteFileIn(choice.dataDir);
       const isNew = !existsSync(file);
       // Its warnings (a file other accounts can open, an old SQLite) as log lines like the server's own.
       const db = await openSqliteDatabase({
@@ -140,7 +145,7 @@ export async function openStorage(choice: StorageChoice): Promise<OpenedStorage>
  * @throws Error saying how to keep or move the data
  */
 function refusePgliteDirectory(dataDir: string): void {
-  if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dataDir, 'portcullis.sqlite'))) return;
+  if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(sqliteFileIn(dataDir))) return;
   throw new Error(
     `DATA_DIR ${dataDir} holds a PGlite database (the embedded default before SQLite). Either\n` +
       '  - keep using it: start with STORAGE=pglite, or\n' +
