@@ -2,5 +2,5 @@
 import { migrate } from 'portcullis/postgres';
 
 const report = await migrate({ connectionString: process.env.DATABASE_URL ?? '' });
-console.log(report); // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 4, 5] }
+console.log(report); // { schema: 'portcullis', fromVersion: 0, toVersion: 6, applied: [1, 2, 3, 4, 5, 6] }
 // #endregion migrate

@@ -1,9 +1,44 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStorage } from '../../src/storage/postgres.js';
-import type { Storage } from '../../src/storage/types.js';
+import type { GrantRecord, RefreshTokenRecord, Storage } from '../../src/storage/types.js';
 import { fixtures, runStorageConformance } from '../../src/testing/index.js';
 import { randomSchemaName, requirePostgres } from '../helpers/services.js';
+
+/** The kit's clock (fixtures are valid at this epoch second). */
+const NOW = 1_800_000_000;
+
+/** `count` grants redeemed from codes on `storage`, each with its refresh token. */
+async function seedGrants(storage: Storage, count: number) {
+  const seeded: { grant: GrantRecord; refreshToken: RefreshTokenRecord }[] = [];
+  for (let i = 0; i < count; i++) {
+    const code = fixtures.code();
+    await storage.codes.create(code);
+    const grant = fixtures.grantOf(code);
+    const refreshToken = fixtures.refreshToken(grant);
+    await storage.codes.redeem({
+      codeHash: code.codeHash,
+      grant,
+      accessToken: fixtures.accessToken(grant),
+      refreshToken,
+      now: NOW,
+    });
+    seeded.push({ grant, refreshToken });
+  }
+  return seeded;
+}
+
+/** A rotation of `refreshToken` to a new successor and access token, DPoP-bound to `jkt` when given. */
+function rotationOf(grant: GrantRecord, refreshToken: RefreshTokenRecord, jkt?: string) {
+  const bound = jkt === undefined ? {} : { dpopJkt: jkt };
+  return {
+    tokenHash: refreshToken.tokenHash,
+    successor: fixtures.refreshToken(grant, bound),
+    accessToken: fixtures.accessToken(grant, bound),
+    ...(jkt === undefined ? {} : { sealedSuccessor: `sealed-${jkt}` }),
+    now: NOW,
+  };
+}
 
 const postgres = await requirePostgres('storage tests on PostgreSQL');
 
@@ -68,6 +103,119 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
       },
     },
   );
+
+  it('rotations that arrive together go as one call of the schema-6 function; each is rotated, its successor and access token stored as given', async () => {
+    const schema = fresh();
+    const spied = new pg.Pool({ connectionString: url, max: 4 });
+    const texts: string[] = [];
+    const query = spied.query.bind(spied) as (config: { text: string }) => Promise<unknown>;
+    (spied as unknown as { query: typeof query }).query = (config) => {
+      texts.push(config.text);
+      return query(config);
+    };
+    const storage = open(postgresStorage({ pool: spied }, { schema }));
+    try {
+      const rotations = (await seedGrants(storage, 20)).map(({ grant, refreshToken }, i) =>
+        rotationOf(grant, refreshToken, `jkt-${i}`),
+      );
+      texts.length = 0;
+      const results = await Promise.all(rotations.map((r) => storage.grants.rotateRefreshToken(r)));
+      expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+      expect(texts).toHaveLength(1);
+      expect(texts[0]).toMatch(/rotate_refresh_tokens\(\$1::jsonb\)/);
+      for (const rotation of rotations) {
+        expect(await storage.grants.getRefreshToken(rotation.successor.tokenHash, NOW)).toEqual(
+          rotation.successor,
+        );
+        expect(await storage.grants.getAccessToken(rotation.accessToken.tokenHash, NOW)).toEqual(
+          rotation.accessToken,
+        );
+      }
+    } finally {
+      await storage.close();
+      await spied.end();
+    }
+  });
+
+  it('ATOMIC rotate: two instances rotating the same tokens in batches, in opposite orders: exactly one rotation of each token wins, the others are told its successor', async () => {
+    const schema = fresh();
+    const a = open(postgresStorage({ connectionString: url }, { schema }));
+    const b = open(postgresStorage({ connectionString: url }, { schema }));
+    for (let round = 0; round < 5; round++) {
+      const seeded = await seedGrants(a, 12);
+      const rotationsFor = () => seeded.map(({ grant, refreshToken }) => rotationOf(grant, refreshToken));
+      const onA = rotationsFor();
+      const onB = rotationsFor().reverse();
+      const [fromA, fromB] = await Promise.all([
+        Promise.all(onA.map((r) => a.grants.rotateRefreshToken(r))),
+        Promise.all(onB.map((r) => b.grants.rotateRefreshToken(r))),
+      ]);
+      const byToken = new Map<string, { rotation: (typeof onA)[number]; result: (typeof fromA)[number] }[]>();
+      for (const [rotations, results] of [
+        [onA, fromA],
+        [onB, fromB],
+      ] as const) {
+        rotations.forEach((rotation, i) => {
+          const entry = { rotation, result: results[i]! };
+          byToken.set(rotation.tokenHash, [...(byToken.get(rotation.tokenHash) ?? []), entry]);
+        });
+      }
+      for (const entries of byToken.values()) {
+        const winners = entries.filter((e) => e.result.outcome === 'rotated');
+        expect(winners).toHaveLength(1);
+        const loser = entries.find((e) => e !== winners[0])!;
+        expect(loser.result).toMatchObject({
+          outcome: 'already_rotated',
+          successorHash: winners[0]!.rotation.successor.tokenHash,
+        });
+        expect(await a.grants.getRefreshToken(loser.rotation.successor.tokenHash, NOW)).toBeNull();
+      }
+    }
+  });
+
+  it('a role that may not execute the batch function still rotates: each batch is refused and its rotations run alone', async () => {
+    const schema = fresh();
+    const owner = open(postgresStorage({ connectionString: url }, { schema }));
+    await owner.keys.list(); // migrated
+    const role = `pc_noexec_${schema.slice(-12)}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const limitedUrl = new URL(url);
+    limitedUrl.username = role;
+    limitedUrl.password = '';
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await admin.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`,
+      );
+      await admin.query(`REVOKE EXECUTE ON FUNCTION "${schema}".rotate_refresh_tokens(jsonb) FROM PUBLIC`);
+      const limited = postgresStorage({ connectionString: limitedUrl.href }, { schema, autoMigrate: false });
+      try {
+        const rotations = (await seedGrants(owner, 4)).map(({ grant, refreshToken }) =>
+          rotationOf(grant, refreshToken),
+        );
+        // The refusal is real: the role cannot call the function.
+        await expect(
+          admin.query(`SET ROLE ${role}; SELECT "${schema}".rotate_refresh_tokens('[]'::jsonb)`),
+        ).rejects.toThrow(/permission denied/);
+        await admin.query('RESET ROLE');
+        const results = await Promise.all(rotations.map((r) => limited.grants.rotateRefreshToken(r)));
+        expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+        for (const rotation of rotations)
+          expect(await owner.grants.getRefreshToken(rotation.successor.tokenHash, NOW)).toEqual(
+            rotation.successor,
+          );
+      } finally {
+        await limited.close();
+      }
+    } finally {
+      await admin.query('RESET ROLE');
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => {});
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
 
   it('keeps its data when closed and reopened with a new pool', async () => {
     const schema = fresh();

@@ -8,6 +8,8 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { pgliteStorage } from '../../src/storage/pglite.js';
 import type { SqlExecutor, SqlQueryable, SqlStatement } from '../../src/storage/sql/executor.js';
 import { SqlStorage } from '../../src/storage/sql/sql-storage.js';
+import type { RefreshRotation, RotateResult } from '../../src/storage/types.js';
+import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { fixtures } from '../../src/testing/index.js';
 
 const NOW = 1_800_000_000;
@@ -17,11 +19,22 @@ afterAll(() => db.close());
 /** Statements run, as their first words (`WITH d AS (DELETE FROM ...` → table), newest last. */
 let log: string[] = [];
 
+/**
+ * A failure to inject into the next statement whose text matches `match`: thrown before it runs,
+ * or after it ran (its answer lost: it committed).
+ */
+let fault: { match: RegExp; error: Error; after: boolean } | undefined;
+
 function recording(): SqlExecutor {
   const run = (target: Pick<PGlite, 'query'>): SqlQueryable => ({
     async query<Row>(statement: SqlStatement, params: unknown[]) {
       log.push(statement.text.replace(/\s+/g, ' ').trim());
-      return (await target.query<Row>(statement.text, params)).rows;
+      const injected = fault?.match.test(statement.text) ? fault : undefined;
+      if (injected !== undefined) fault = undefined;
+      if (injected !== undefined && !injected.after) throw injected.error;
+      const rows = (await target.query<Row>(statement.text, params)).rows;
+      if (injected !== undefined) throw injected.error;
+      return rows;
     },
   });
   return {
@@ -46,6 +59,7 @@ async function storage(deleteBatchSize = 1000): Promise<SqlStorage> {
 
 beforeEach(() => {
   log = [];
+  fault = undefined;
 });
 
 /** A stored code and what redeeming it writes. */
@@ -120,6 +134,203 @@ describe('SQL storage: one statement per step on the hot paths', () => {
     expect(log).toHaveLength(2);
     // Facts, not policy: nothing was revoked.
     expect((await s.grants.get(grant.grantId))?.revokedAt).toBeUndefined();
+  });
+});
+
+/** Rotations of `count` grants' refresh tokens, each with a DPoP-bound successor and a sealed one. */
+async function rotationsOf(s: SqlStorage, count: number): Promise<RefreshRotation[]> {
+  const rotations: RefreshRotation[] = [];
+  for (let i = 0; i < count; i++) {
+    const { grant, refreshToken } = await seededGrant(s);
+    rotations.push({
+      tokenHash: refreshToken!.tokenHash,
+      successor: fixtures.refreshToken(grant, { issuedAt: NOW + 1, dpopJkt: `jkt-${i}` }),
+      accessToken: fixtures.accessToken(grant, { issuedAt: NOW + 1, dpopJkt: `jkt-${i}` }),
+      sealedSuccessor: `sealed-${i}`,
+      now: NOW + 1,
+    });
+  }
+  return rotations;
+}
+
+const BATCH = /rotate_refresh_tokens\(/;
+const ALONE = /^WITH old AS \( UPDATE .*refresh_tokens/;
+
+/** Every rotation's successor and access token read back exactly as given, and the presented token rotated to it. */
+async function expectRotated(s: SqlStorage, rotations: readonly RefreshRotation[]): Promise<void> {
+  for (const rotation of rotations) {
+    expect(await s.grants.getRefreshToken(rotation.successor.tokenHash, NOW + 1)).toEqual(rotation.successor);
+    expect(await s.grants.getAccessToken(rotation.accessToken.tokenHash, NOW + 1)).toEqual(
+      rotation.accessToken,
+    );
+    expect(
+      await s.grants.rotateRefreshToken({
+        ...rotation,
+        successor: fixtures.refreshToken(await grantOf(s, rotation)),
+      }),
+    ).toEqual({
+      outcome: 'already_rotated',
+      grantId: rotation.successor.grantId,
+      rotatedAt: NOW + 1,
+      successorHash: rotation.successor.tokenHash,
+      sealedSuccessor: rotation.sealedSuccessor,
+    });
+  }
+}
+
+async function grantOf(s: SqlStorage, rotation: RefreshRotation) {
+  return (await s.grants.get(rotation.successor.grantId))!;
+}
+
+describe('SQL storage: rotations that arrive together are one statement (batched rotation)', () => {
+  it('rotations of different tokens submitted together: one statement, and each successor and access token stored exactly as given', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 8);
+    log = [];
+    const results = await Promise.all(rotations.map((rotation) => s.grants.rotateRefreshToken(rotation)));
+    expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+    expect(log).toHaveLength(1);
+    expect(log[0]).toMatch(BATCH);
+    await expectRotated(s, rotations);
+  });
+
+  it('a rotation arriving while a batch is at the database waits for it and goes with the others that waited', async () => {
+    const s = await storage();
+    const [first, ...later] = await rotationsOf(s, 5);
+    log = [];
+    const alone = s.grants.rotateRefreshToken(first!);
+    // Submitted after the first has left (a later callback), before it is answered.
+    await Promise.resolve();
+    await Promise.resolve();
+    const together = Promise.all(later.map((rotation) => s.grants.rotateRefreshToken(rotation)));
+    expect(await alone).toEqual({ outcome: 'rotated' });
+    expect(await together).toEqual(later.map(() => ({ outcome: 'rotated' })));
+    expect(log).toHaveLength(2);
+    expect(log[0]).toMatch(ALONE);
+    expect(log[1]).toMatch(BATCH);
+  });
+
+  it('ATOMIC rotate: rotations of one token in one batch, exactly one rotates and the others are told its successor; nothing is revoked', async () => {
+    const s = await storage();
+    const [base] = await rotationsOf(s, 1);
+    const grant = await grantOf(s, base!);
+    const rivals = Array.from({ length: 6 }, (_, i) => ({
+      ...base!,
+      successor: fixtures.refreshToken(grant, { issuedAt: NOW + 1 }),
+      accessToken: fixtures.accessToken(grant, { issuedAt: NOW + 1 }),
+      sealedSuccessor: `rival-${i}`,
+    }));
+    log = [];
+    const results: RotateResult[] = await Promise.all(
+      rivals.map((rotation) => s.grants.rotateRefreshToken(rotation)),
+    );
+    expect(log[0]).toMatch(BATCH);
+    const winners = rivals.filter((_, i) => results[i]?.outcome === 'rotated');
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]!;
+    expect(results.filter((r) => r.outcome !== 'rotated')).toEqual(
+      Array.from({ length: 5 }, () => ({
+        outcome: 'already_rotated',
+        grantId: grant.grantId,
+        rotatedAt: NOW + 1,
+        successorHash: winner.successor.tokenHash,
+        sealedSuccessor: winner.sealedSuccessor,
+      })),
+    );
+    for (const rival of rivals) {
+      const won = rival === winner;
+      expect((await s.grants.getRefreshToken(rival.successor.tokenHash, NOW + 1)) !== null).toBe(won);
+      expect((await s.grants.getAccessToken(rival.accessToken.tokenHash, NOW + 1)) !== null).toBe(won);
+    }
+    expect((await s.grants.get(grant.grantId))?.revokedAt).toBeUndefined();
+  });
+
+  it('in one batch, a token of a revoked grant, an expired token and an unknown one are invalid and write nothing; the others rotate', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 5);
+    const [revoked, expired, unknown, ...fine] = rotations as [
+      RefreshRotation,
+      RefreshRotation,
+      RefreshRotation,
+      ...RefreshRotation[],
+    ];
+    await s.grants.revoke(revoked.successor.grantId, NOW);
+    const late = { ...expired, now: NOW + 365 * 86400 };
+    const made = { ...unknown, tokenHash: 'no-such-token' };
+    log = [];
+    const results = await Promise.all(
+      [revoked, late, made, ...fine].map((r) => s.grants.rotateRefreshToken(r)),
+    );
+    expect(log[0]).toMatch(BATCH);
+    expect(results).toEqual([
+      { outcome: 'invalid' },
+      { outcome: 'invalid' },
+      { outcome: 'invalid' },
+      { outcome: 'rotated' },
+      { outcome: 'rotated' },
+    ]);
+    for (const rotation of [revoked, late, made]) {
+      expect(await s.grants.getRefreshToken(rotation.successor.tokenHash, NOW + 1)).toBeNull();
+      expect(await s.grants.getAccessToken(rotation.accessToken.tokenHash, NOW + 1)).toBeNull();
+    }
+    await expectRotated(s, fine);
+  });
+
+  it('a batch refused for one rotation (its access token clashes): each runs alone, only that one fails, the others rotate', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 4);
+    const taken = await seededGrant(s);
+    const bad = {
+      ...rotations[1]!,
+      accessToken: { ...rotations[1]!.accessToken, tokenHash: taken.accessToken.tokenHash },
+    };
+    const batch = [rotations[0]!, bad, rotations[2]!, rotations[3]!];
+    log = [];
+    const results = await Promise.allSettled(batch.map((r) => s.grants.rotateRefreshToken(r)));
+    expect(log[0]).toMatch(BATCH);
+    expect(log.filter((text) => ALONE.test(text))).toHaveLength(4);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    // The refused rotation left its token as it was: it rotates once its values are right.
+    expect((await s.grants.getRefreshToken(bad.tokenHash, NOW + 1))?.rotatedAt).toBeUndefined();
+    await expectRotated(s, [rotations[0]!, rotations[2]!, rotations[3]!]);
+  });
+
+  it('FLT-03 a batch whose answer was lost after it committed: each rotation recognises its own successor (rotated, not a reuse)', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 4);
+    fault = {
+      match: BATCH,
+      error: new StorageUnavailableError('connection_lost', 'lost', { mayHaveApplied: true }),
+      after: true,
+    };
+    log = [];
+    const results = await Promise.all(rotations.map((r) => s.grants.rotateRefreshToken(r)));
+    expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+    // Each was tried alone and found its token rotated, to its own successor.
+    expect(log.filter((text) => ALONE.test(text))).toHaveLength(4);
+    await expectRotated(s, rotations);
+  });
+
+  it('FLT-03 a batch rolled back by a conflict (a deadlock, a serialization failure): each runs alone and rotates', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 3);
+    fault = { match: BATCH, error: new StorageUnavailableError('conflict', 'deadlock'), after: false };
+    const results = await Promise.all(rotations.map((r) => s.grants.rotateRefreshToken(r)));
+    expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+    await expectRotated(s, rotations);
+  });
+
+  it('FLT-01 the database unreachable during a batch: every rotation of it fails as unavailable, none is tried again alone, nothing is written', async () => {
+    const s = await storage();
+    const rotations = await rotationsOf(s, 3);
+    const down = new StorageUnavailableError('unreachable', 'connection refused');
+    fault = { match: BATCH, error: down, after: false };
+    log = [];
+    const results = await Promise.allSettled(rotations.map((r) => s.grants.rotateRefreshToken(r)));
+    expect(results).toEqual(rotations.map(() => ({ status: 'rejected', reason: down })));
+    expect(log).toHaveLength(1);
+    for (const rotation of rotations)
+      expect((await s.grants.getRefreshToken(rotation.tokenHash, NOW + 1))?.rotatedAt).toBeUndefined();
   });
 });
 
@@ -219,6 +430,7 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
   });
 });

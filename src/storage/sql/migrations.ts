@@ -199,6 +199,53 @@ const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${s}.refresh_tokens ADD COLUMN IF NOT EXISTS dpop_jkt text`,
     ],
   },
+  {
+    // Schema 6 goes with batched rotations (`./batch.ts`): the refreshes that queue behind busy
+    // ones are rotated by one call of this function, one statement and one commit for all of them.
+    // Each rotation runs the conditions of the single-statement rotation (`rotateRefreshToken` in
+    // `./statements.ts`); only one that updated its token inserts its successor and access token,
+    // and the function returns the successor hash of each of those. Statements inside a function
+    // are planned once per connection with the token hash as a parameter: a primary-key probe on
+    // any table size (one statement over all the rotations would be planned once for the table's
+    // size at the time, a sequential scan on a new database that then grows). Tokens are visited
+    // in byte order of their hash, so two batches lock common tokens in the same order and cannot
+    // deadlock each other. The records arrive as JSON and become rows of the tables' own types,
+    // whatever columns later schemas add. A new function only: the previous release runs unchanged
+    // on this schema.
+    version: 6,
+    name: 'batched refresh token rotation',
+    statements: (s) => [
+      `CREATE OR REPLACE FUNCTION ${s}.rotate_refresh_tokens(rotations jsonb) RETURNS SETOF text
+      LANGUAGE plpgsql AS $rotate$
+      DECLARE
+        rotation jsonb;
+        presented text;
+        at bigint;
+        successor ${s}.refresh_tokens;
+      BEGIN
+        FOR rotation IN
+          SELECT value FROM jsonb_array_elements(rotations) ORDER BY value->>'presented' COLLATE "C"
+        LOOP
+          presented := rotation->>'presented';
+          at := (rotation->>'now')::bigint;
+          successor := jsonb_populate_record(NULL::${s}.refresh_tokens, rotation->'successor');
+          UPDATE ${s}.refresh_tokens t
+            SET rotated_at = at, successor_hash = successor.token_hash, sealed_successor = rotation->>'sealed'
+            FROM ${s}.grants g
+            WHERE t.token_hash = presented AND t.rotated_at IS NULL AND t.revoked_at IS NULL
+              AND t.expires_at > at AND g.grant_id = t.grant_id AND g.revoked_at IS NULL
+              AND g.expires_at > at;
+          IF FOUND THEN
+            INSERT INTO ${s}.refresh_tokens SELECT successor.*;
+            INSERT INTO ${s}.access_tokens
+              SELECT (jsonb_populate_record(NULL::${s}.access_tokens, rotation->'access')).*;
+            RETURN NEXT successor.token_hash;
+          END IF;
+        END LOOP;
+      END
+      $rotate$`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -270,7 +317,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 5, applied: [1, 2, 3, 4, 5] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 6, applied: [1, 2, 3, 4, 5, 6] }
  * ```
  */
 export async function migrateSchema(

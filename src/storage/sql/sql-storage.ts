@@ -20,11 +20,14 @@ import type {
   ConsentStore,
   GrantStore,
   InteractionStore,
+  RefreshRotation,
   ReplayStore,
   RotateResult,
   SigningKeyStore,
   Storage,
 } from '../types.js';
+import { StorageUnavailableError, type StorageUnavailableReason } from '../unavailable.js';
+import { Batcher, type BatchOutcome } from './batch.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
 import { LATEST_VERSION, migrateSchema, schemaVersion } from './migrations.js';
 import { type Executed, executeWithRetry, type Retry } from './retry.js';
@@ -47,6 +50,12 @@ import {
   type SigningKeyRow,
   signingKeysTable,
 } from './tables.js';
+
+/**
+ * Failures of a batch of rotations after which each rotation runs alone: a conflict (rolled back
+ * for certain) and a lost connection (repeated, as a single statement would be).
+ */
+const RETRIED_ALONE: ReadonlySet<StorageUnavailableReason> = new Set(['conflict', 'connection_lost']);
 
 /** Settings of {@link SqlStorage}, resolved by the driver from its public options. */
 export interface SqlStorageSettings {
@@ -194,6 +203,76 @@ export class SqlStorage implements Storage {
       },
     };
 
+    const rotationParams = (rotation: RefreshRotation) => [
+      rotation.tokenHash,
+      rotation.now,
+      rotation.sealedSuccessor ?? null,
+      ...refreshTokensTable.params(rotation.successor),
+      ...accessTokensTable.params(rotation.accessToken),
+    ];
+    // The presented token was not rotated by this rotation. Why is read on facts that never revert
+    // (rotated_at is set once, revocation is final), so this second statement cannot contradict
+    // the first. `uncertain`: the statement that would have rotated it was lost, then repeated.
+    const notRotatedBy = async (rotation: RefreshRotation, uncertain: boolean): Promise<RotateResult> => {
+      const row = await first<RefreshTokenRow>(sql.getRefreshToken, [rotation.tokenHash, rotation.now]);
+      const result = notRotated(row === undefined ? null : refreshTokensTable.record(row));
+      // Rotated to our successor: a first attempt committed and only its answer was lost.
+      if (
+        uncertain &&
+        result.outcome === 'already_rotated' &&
+        result.successorHash === rotation.successor.tokenHash
+      )
+        return { outcome: 'rotated' };
+      return result;
+    };
+    const rotateAlone = async (rotation: RefreshRotation, uncertain = false): Promise<RotateResult> => {
+      const done = await exec(sql.rotateRefreshToken, rotationParams(rotation));
+      if (done.rows.length > 0) return { outcome: 'rotated' };
+      return notRotatedBy(rotation, uncertain || done.uncertain);
+    };
+    const settled = async (result: Promise<RotateResult>): Promise<BatchOutcome<RotateResult>> =>
+      result.then(
+        (value) => ({ ok: true, value }),
+        (error: unknown) => ({ ok: false, error }),
+      );
+    // Several rotations, one statement (`sql.rotateRefreshTokens`); each decided as alone.
+    const rotateTogether = async (
+      batch: readonly RefreshRotation[],
+    ): Promise<readonly BatchOutcome<RotateResult>[]> => {
+      const input = batch.map((rotation) => ({
+        presented: rotation.tokenHash,
+        now: rotation.now,
+        sealed: rotation.sealedSuccessor ?? null,
+        successor: refreshTokensTable.columns.row(refreshTokensTable.params(rotation.successor)),
+        access: accessTokensTable.columns.row(accessTokensTable.params(rotation.accessToken)),
+      }));
+      let won: Set<string>;
+      try {
+        const rows = await this.#query<{ successor_hash: string }>(sql.rotateRefreshTokens, [
+          JSON.stringify(input),
+        ]);
+        won = new Set(rows.map((row) => row.successor_hash));
+      } catch (error) {
+        // The database is down or slow: one statement each would only wait as long, each.
+        if (error instanceof StorageUnavailableError && !RETRIED_ALONE.has(error.reason)) throw error;
+        // Rolled back (a conflict), lost (it may have committed: each rotation recognises its
+        // own successor), or refused for one rotation's values: each runs alone, and only the
+        // one at fault fails.
+        const uncertain = error instanceof StorageUnavailableError && error.mayHaveApplied;
+        return Promise.all(batch.map((rotation) => settled(rotateAlone(rotation, uncertain))));
+      }
+      return Promise.all(
+        batch.map((rotation) =>
+          won.has(rotation.successor.tokenHash)
+            ? { ok: true as const, value: { outcome: 'rotated' as const } }
+            : settled(notRotatedBy(rotation, false)),
+        ),
+      );
+    };
+    const rotations = new Batcher<RefreshRotation, RotateResult>(async (batch) =>
+      batch.length === 1 ? [await settled(rotateAlone(batch[0] as RefreshRotation))] : rotateTogether(batch),
+    );
+
     this.grants = {
       async get(grantId) {
         const row = await first<GrantRow>(sql.getGrant, [grantId]);
@@ -216,35 +295,7 @@ export class SqlStorage implements Storage {
         const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
         return row === undefined ? null : refreshTokensTable.record(row);
       },
-      async rotateRefreshToken({
-        tokenHash,
-        successor,
-        accessToken,
-        sealedSuccessor,
-        now,
-      }): Promise<RotateResult> {
-        const params = [
-          tokenHash,
-          now,
-          sealedSuccessor ?? null,
-          ...refreshTokensTable.params(successor),
-          ...accessTokensTable.params(accessToken),
-        ];
-        const done = await exec(sql.rotateRefreshToken, params);
-        if (done.rows.length > 0) return { outcome: 'rotated' };
-        // Nothing matched. Why is read on facts that never revert (rotated_at is set once,
-        // revocation is final), so this second statement cannot contradict the first.
-        const row = await first<RefreshTokenRow>(sql.getRefreshToken, [tokenHash, now]);
-        const result = notRotated(row === undefined ? null : refreshTokensTable.record(row));
-        // Rotated to our successor: a first attempt committed and only its answer was lost.
-        if (
-          done.uncertain &&
-          result.outcome === 'already_rotated' &&
-          result.successorHash === successor.tokenHash
-        )
-          return { outcome: 'rotated' };
-        return result;
-      },
+      rotateRefreshToken: (rotation) => rotations.submit(rotation),
     };
 
     this.consents = {
@@ -297,6 +348,12 @@ export class SqlStorage implements Storage {
       throw error;
     });
     return this.#preparing;
+  }
+
+  /** Runs one statement once: no repetition (the caller decides what a failure means). */
+  async #query<Row>(statement: SqlStatement, params: unknown[]): Promise<Row[]> {
+    if (!this.#ready) await this.#prepare();
+    return this.#db.query<Row>(statement, params);
   }
 
   /** Runs one statement, once more after a transient failure when `retry` allows (see {@link Retry}). */

@@ -285,6 +285,17 @@ export function storageStatements(schema: string) {
       INSERT INTO ${access} (${accessCols.list()}) SELECT ${accessCols.params(4 + refreshCols.length)} FROM old
     )
     SELECT grant_id FROM old`),
+    /**
+     * Several rotations in one statement and one commit (`./batch.ts`), by the function of schema 6:
+     * $1 jsonb, an array of `{ presented, now, sealed, successor, access }` (the presented token's
+     * hash, the time, the sealed successor or null, and the successor's and the access token's rows
+     * as objects keyed by column). Each rotation is decided as {@link rotateRefreshToken} decides it;
+     * returns the successor hash of each rotation that rotated its token. Of several rotations of
+     * one token, the first rotates and the others find it rotated.
+     */
+    rotateRefreshTokens: statement(
+      `SELECT successor_hash FROM ${s}.rotate_refresh_tokens($1::jsonb) AS successor_hash`,
+    ),
 
     // ---- consents: $1 user_id, $2 client_id ----------------------------------------------------
     getConsent: statement(

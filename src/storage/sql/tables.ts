@@ -45,6 +45,15 @@ export class Columns {
       .join(', ');
   }
 
+  /** `values` (a {@link Table.params} list, in column order) as an object keyed by column name: a row as JSON. */
+  row(values: readonly unknown[]): Record<string, unknown> {
+    const row: Record<string, unknown> = {};
+    this.#columns.forEach(([name], i) => {
+      row[name] = values[i];
+    });
+    return row;
+  }
+
   /** How many columns, hence parameters. */
   get length(): number {
     return this.#columns.length;
