@@ -291,7 +291,7 @@ export function storageStatements(schema: string) {
      * hash, the time, the sealed successor or null, and the successor's and the access token's rows
      * as objects keyed by column). Each rotation is decided as {@link rotateRefreshToken} decides it;
      * returns the successor hash of each rotation that rotated its token. Of several rotations of
-     * one token, the first rotates and the others find it rotated.
+     * one token, exactly one rotates and the others find it rotated.
      */
     rotateRefreshTokens: statement(
       `SELECT successor_hash FROM ${s}.rotate_refresh_tokens($1::jsonb) AS successor_hash`,
