@@ -119,6 +119,27 @@ describe.skipIf(postgres === undefined)('lost answers on PostgreSQL', () => {
       expect((await storage.grants.rotateRefreshToken(rival)).outcome).toBe('already_rotated');
     });
 
+    it(`a batch of rotations whose connection breaks ${when} it commits: each is reported rotated, to its own successor; rivals still read already_rotated`, async () => {
+      const seeded = await Promise.all([1, 2, 3, 4].map(() => seedGrant(storage)));
+      const rotations = seeded.map(({ grant, refreshToken }, i) =>
+        rotationOf(grant, refreshToken, NOW, `sealed-${i}`),
+      );
+      fail(/rotate_refresh_tokens\(/, when);
+      const results = await Promise.all(rotations.map((r) => storage.grants.rotateRefreshToken(r)));
+      expect(results).toEqual(rotations.map(() => ({ outcome: 'rotated' })));
+      // The batch was sent once, then each rotation alone.
+      expect(sent.filter((text) => /rotate_refresh_tokens\(/.test(text))).toHaveLength(1);
+      expect(sent.filter((text) => /^WITH old AS/.test(text))).toHaveLength(4);
+      for (const [i, rotation] of rotations.entries()) {
+        expect(await storage.grants.getRefreshToken(rotation.successor.tokenHash, NOW)).not.toBeNull();
+        const { grant, refreshToken } = seeded[i]!;
+        expect(await storage.grants.rotateRefreshToken(rotationOf(grant, refreshToken, NOW))).toMatchObject({
+          outcome: 'already_rotated',
+          successorHash: rotation.successor.tokenHash,
+        });
+      }
+    });
+
     it(`completing a pending authorization whose connection breaks ${when} it commits stores the code once and reports it`, async () => {
       const pending = fixtures.pending();
       await storage.interactions.create(pending);
