@@ -209,9 +209,10 @@ const MIGRATIONS: readonly Migration[] = [
     // any table size (one statement over all the rotations would be planned once for the table's
     // size at the time, a sequential scan on a new database that then grows). Tokens are visited
     // in byte order of their hash, so two batches lock common tokens in the same order and cannot
-    // deadlock each other. The records arrive as JSON and become rows of the tables' own types,
-    // whatever columns later schemas add. A new function only: the previous release runs unchanged
-    // on this schema.
+    // deadlock each other. The records arrive as JSON and become rows of the tables' own types, so
+    // a later schema's nullable column needs no change here (a column with a default would: a key
+    // missing from the JSON becomes NULL, not the default). A new function only: the previous
+    // release runs unchanged on this schema.
     version: 6,
     name: 'batched refresh token rotation',
     statements: (s) => [
