@@ -194,7 +194,7 @@ describe('SQL storage: rotations that arrive together are one statement (batched
     await expectRotated(s, rotations);
   });
 
-  it('a rotation arriving while a batch is at the database waits for it and goes with the others that waited', async () => {
+  it('a rotation submitted alone goes as the one-row statement, and rotations submitted together while it is out go as one batch (that they wait for it: sql-batch.test.ts)', async () => {
     const s = await storage();
     const [first, ...later] = await rotationsOf(s, 5);
     log = [];
