@@ -140,6 +140,54 @@ describe.skipIf(postgres === undefined)('lost answers on PostgreSQL', () => {
       }
     });
 
+    it(`batches of the code flow whose connection breaks ${when} they commit: each completion is reported complete, each redemption redeemed; rivals are still refused`, async () => {
+      const pendings = [1, 2, 3].map(() => fixtures.pending());
+      fail(/jsonb_populate_recordset/, when);
+      await Promise.all(pendings.map((pending) => storage.interactions.create(pending)));
+      const codes = pendings.map(() => fixtures.code());
+      fail(/complete_pending_authorizations\(/, when);
+      const completed = await Promise.all(
+        pendings.map((pending, i) =>
+          storage.interactions.complete({ idHash: pending.idHash, code: codes[i]!, now: NOW }),
+        ),
+      );
+      expect(completed).toEqual([true, true, true]);
+      const redemptions = codes.map((code) => {
+        const grant = fixtures.grantOf(code);
+        return {
+          codeHash: code.codeHash,
+          grant,
+          accessToken: fixtures.accessToken(grant),
+          refreshToken: fixtures.refreshToken(grant),
+          now: NOW,
+        };
+      });
+      fail(/redeem_codes\(/, when);
+      const redeemed = await Promise.all(redemptions.map((r) => storage.codes.redeem(r)));
+      expect(redeemed).toEqual(redemptions.map(() => ({ outcome: 'redeemed' })));
+      // Each batch was sent once, then each of its calls alone.
+      // (The batch insert's first line names only its table.)
+      for (const batch of [/pending_authorizations$/, /complete_pending_authorizations\(/, /redeem_codes\(/])
+        expect(sent.filter((text) => batch.test(text))).toHaveLength(1);
+      expect(
+        sent.filter((text) => /^INSERT INTO "[a-z_0-9]+"\.pending_authorizations \(/.test(text)),
+      ).toHaveLength(3);
+      expect(sent.filter((text) => /^WITH done AS/.test(text))).toHaveLength(3);
+      expect(sent.filter((text) => /^WITH code AS/.test(text))).toHaveLength(3);
+      for (const [i, redemption] of redemptions.entries()) {
+        expect(await storage.grants.getAccessToken(redemption.accessToken.tokenHash, NOW)).not.toBeNull();
+        expect(
+          await storage.interactions.complete({
+            idHash: pendings[i]!.idHash,
+            code: fixtures.code(),
+            now: NOW,
+          }),
+        ).toBe(false);
+        const rival = { ...redemption, accessToken: fixtures.accessToken(redemption.grant) };
+        expect((await storage.codes.redeem(rival)).outcome).toBe('replayed');
+      }
+    });
+
     it(`completing a pending authorization whose connection breaks ${when} it commits stores the code once and reports it`, async () => {
       const pending = fixtures.pending();
       await storage.interactions.create(pending);

@@ -66,7 +66,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
   it('migrate() creates every table in a fresh schema, and a second run applies nothing', async () => {
     const schema = fresh();
     const first = await migrate({ connectionString: url }, { schema });
-    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 6, applied: [1, 2, 3, 4, 5, 6] });
+    expect(first).toEqual({ schema, fromVersion: 0, toVersion: 7, applied: [1, 2, 3, 4, 5, 6, 7] });
     expect(await tablesOf(schema)).toEqual([
       'access_tokens',
       'authorization_codes',
@@ -80,7 +80,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       'signing_keys',
     ]);
     const second = await migrate({ connectionString: url }, { schema });
-    expect(second).toEqual({ schema, fromVersion: 6, toVersion: 6, applied: [] });
+    expect(second).toEqual({ schema, fromVersion: 7, toVersion: 7, applied: [] });
   });
 
   it('several migrators at once: exactly one applies each version, none fails', async () => {
@@ -89,7 +89,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       Array.from({ length: 4 }, () => migrate({ connectionString: url }, { schema })),
     );
     expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
-    expect(reports.every((r) => r.toVersion === 6)).toBe(true);
+    expect(reports.every((r) => r.toVersion === 7)).toBe(true);
   });
 
   it('storages starting at once on a fresh schema all work (auto-migration is serialised)', async () => {
@@ -139,7 +139,7 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
       await migrateInTransaction(other, schema);
       await other.query('COMMIT');
       const report = await waiting;
-      expect(report).toMatchObject({ schema, toVersion: 6, applied: [] });
+      expect(report).toMatchObject({ schema, toVersion: 7, applied: [] });
       expect(await tablesOf(schema)).toContain('signing_keys');
     } finally {
       await other.end();
@@ -171,11 +171,11 @@ describe.skipIf(postgres === undefined)('storage schema migrations (PostgreSQL)'
     };
     expect(await runMigrateCli(['--schema', schema], io)).toBe(0);
     expect(out).toEqual([
-      `portcullis-migrate: schema "${schema}" migrated from version 0 to 6 (applied 1, 2, 3, 4, 5, 6)`,
+      `portcullis-migrate: schema "${schema}" migrated from version 0 to 7 (applied 1, 2, 3, 4, 5, 6, 7)`,
     ]);
     expect(await tablesOf(schema)).toContain('grants');
     expect(await runMigrateCli(['--database-url', url, '--schema', schema], io)).toBe(0);
-    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 6)`);
+    expect(out[1]).toBe(`portcullis-migrate: schema "${schema}" is up to date (version 7)`);
     expect(err).toEqual([]);
   });
 

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStorage } from '../../src/storage/postgres.js';
+import { pgExecutor } from '../../src/storage/postgres-executor.js';
+import { SqlStorage } from '../../src/storage/sql/sql-storage.js';
 import type { GrantRecord, RefreshTokenRecord, Storage } from '../../src/storage/types.js';
 import { fixtures, runStorageConformance } from '../../src/testing/index.js';
 import { randomSchemaName, requirePostgres } from '../helpers/services.js';
@@ -104,6 +106,30 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
     },
   );
 
+  // Every write step as its batch's statement, even alone (`batchAlone`): the whole kit, races
+  // across two instances included, checks the functions of schemas 6 and 7 step by step.
+  const batchSchema = fresh();
+  const batching = () =>
+    open(
+      new SqlStorage(
+        pgExecutor({ connectionString: url }, true, {
+          connectionTimeoutMillis: 5000,
+          queryTimeoutMillis: 10_000,
+        }),
+        { schema: batchSchema, autoMigrate: true, deleteBatchSize: 1000, batchAlone: true },
+      ),
+    );
+  let batched: Storage | undefined;
+  let batchedSecond: Storage | undefined;
+  runStorageConformance(
+    { describe, it, expect },
+    {
+      name: 'PostgreSQL, every write step as a batch statement',
+      create: () => (batched ??= batching()),
+      createSecond: () => (batchedSecond ??= batching()),
+    },
+  );
+
   it('rotations that arrive together go as one call of the schema-6 function; each is rotated, its successor and access token stored as given', async () => {
     const schema = fresh();
     const spied = new pg.Pool({ connectionString: url, max: 4 });
@@ -173,7 +199,7 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
     }
   });
 
-  it('a role that may not execute the batch function still rotates: each batch is refused and its rotations run alone', async () => {
+  it('a role that may not execute the batch functions still rotates, completes and redeems: each batch is refused and its steps run alone', async () => {
     const schema = fresh();
     const owner = open(postgresStorage({ connectionString: url }, { schema }));
     await owner.keys.list(); // migrated
@@ -189,7 +215,7 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
       await admin.query(
         `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`,
       );
-      await admin.query(`REVOKE EXECUTE ON FUNCTION "${schema}".rotate_refresh_tokens(jsonb) FROM PUBLIC`);
+      await admin.query(`REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA "${schema}" FROM PUBLIC`);
       const limited = postgresStorage({ connectionString: limitedUrl.href }, { schema, autoMigrate: false });
       try {
         const rotations = (await seedGrants(owner, 4)).map(({ grant, refreshToken }) =>
@@ -206,6 +232,30 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
           expect(await owner.grants.getRefreshToken(rotation.successor.tokenHash, NOW)).toEqual(
             rotation.successor,
           );
+
+        // The code flow's batches: pending authorizations (a plain insert), completions, redemptions.
+        const pendings = [1, 2, 3].map(() => fixtures.pending());
+        await Promise.all(pendings.map((pending) => limited.interactions.create(pending)));
+        const codes = pendings.map(() => fixtures.code());
+        const completed = await Promise.all(
+          pendings.map((pending, i) =>
+            limited.interactions.complete({ idHash: pending.idHash, code: codes[i]!, now: NOW }),
+          ),
+        );
+        expect(completed).toEqual([true, true, true]);
+        const redeemed = await Promise.all(
+          codes.map((code) => {
+            const grant = fixtures.grantOf(code);
+            return limited.codes.redeem({
+              codeHash: code.codeHash,
+              grant,
+              accessToken: fixtures.accessToken(grant),
+              now: NOW,
+            });
+          }),
+        );
+        expect(redeemed).toEqual(codes.map(() => ({ outcome: 'redeemed' })));
+        for (const code of codes) expect((await owner.grants.get(code.grantId))?.userId).toBe(code.userId);
       } finally {
         await limited.close();
       }

@@ -8,7 +8,14 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { pgliteStorage } from '../../src/storage/pglite.js';
 import type { SqlExecutor, SqlQueryable, SqlStatement } from '../../src/storage/sql/executor.js';
 import { SqlStorage } from '../../src/storage/sql/sql-storage.js';
-import type { RefreshRotation, RotateResult } from '../../src/storage/types.js';
+import type {
+  AuthorizationCodeRecord,
+  CodeRedemption,
+  InteractionCompletion,
+  PendingAuthorizationRecord,
+  RefreshRotation,
+  RotateResult,
+} from '../../src/storage/types.js';
 import { StorageUnavailableError } from '../../src/storage/unavailable.js';
 import { fixtures } from '../../src/testing/index.js';
 
@@ -334,6 +341,309 @@ describe('SQL storage: rotations that arrive together are one statement (batched
   });
 });
 
+/**
+ * One batched write step of the code flow, as the tests below drive it: `make` builds `count`
+ * inputs ready to submit (what they act on stored first), `submit` runs one, `clash` gives an
+ * input whose values the database refuses (a key already stored), `expectApplied` reads back
+ * what an applied input wrote.
+ */
+interface CodeFlowStep<In> {
+  readonly name: string;
+  readonly batch: RegExp;
+  readonly alone: RegExp;
+  readonly applied: unknown;
+  make(s: SqlStorage, count: number): Promise<In[]>;
+  submit(s: SqlStorage, input: In): Promise<unknown>;
+  clash(s: SqlStorage, input: In): Promise<In>;
+  expectApplied(s: SqlStorage, input: In): Promise<void>;
+}
+
+/** The code without its (optional) nonce, as a flow without one stores it. */
+function withoutNonce(code: AuthorizationCodeRecord): AuthorizationCodeRecord {
+  const { nonce: _, ...rest } = code;
+  return rest;
+}
+
+const creating: CodeFlowStep<PendingAuthorizationRecord> = {
+  name: 'interactions.create',
+  batch: /jsonb_populate_recordset\(NULL::"sql_test_\d+"\.pending_authorizations/,
+  alone: /^INSERT INTO "sql_test_\d+"\.pending_authorizations \(/,
+  applied: undefined,
+  make: async (_s, count) => Array.from({ length: count }, () => fixtures.pending({ createdAt: NOW })),
+  submit: (s, pending) => s.interactions.create(pending),
+  async clash(s, pending) {
+    const taken = fixtures.pending();
+    await s.interactions.create(taken);
+    return { ...pending, idHash: taken.idHash };
+  },
+  async expectApplied(s, pending) {
+    expect(await s.interactions.get(pending.idHash, NOW)).toEqual(pending);
+  },
+};
+
+/** Pending authorizations bound to a user and consent form, with the code and consent that complete each. */
+const completing: CodeFlowStep<InteractionCompletion> = {
+  name: 'interactions.complete',
+  batch: /complete_pending_authorizations\(/,
+  alone: /^WITH done AS \( DELETE FROM .*pending_authorizations/,
+  applied: true,
+  async make(s, count) {
+    const completions: InteractionCompletion[] = [];
+    for (let i = 0; i < count; i++) {
+      const pending = fixtures.pending({ userId: `user-${i}`, sessionId: 's1', csrfHash: `csrf-${i}` });
+      await s.interactions.create(pending);
+      const clientId = pending.request.clientId;
+      const consent = {
+        userId: `user-${i}`,
+        clientId,
+        scope: ['openid', `scope-${i}`],
+        resources: [],
+        createdAt: NOW,
+        updatedAt: NOW,
+      };
+      completions.push({
+        idHash: pending.idHash,
+        code:
+          i % 2 === 0
+            ? fixtures.code({ userId: `user-${i}`, clientId })
+            : withoutNonce(fixtures.code({ userId: `user-${i}`, clientId })),
+        // Every other one remembers a consent, so a batch holds both kinds.
+        ...(i % 2 === 0 ? { consent } : {}),
+        boundTo: { userId: `user-${i}`, sessionId: 's1', csrfHash: `csrf-${i}` },
+        now: NOW,
+      });
+    }
+    return completions;
+  },
+  submit: (s, completion) => s.interactions.complete(completion),
+  async clash(s, completion) {
+    const taken = fixtures.code();
+    await s.codes.create(taken);
+    return { ...completion, code: { ...completion.code, codeHash: taken.codeHash } };
+  },
+  async expectApplied(s, completion) {
+    expect(await s.codes.get(completion.code.codeHash, NOW)).toEqual(completion.code);
+    expect(await s.interactions.get(completion.idHash, NOW)).toBeNull();
+    const { consent } = completion;
+    if (consent !== undefined)
+      expect(await s.consents.get(consent.userId, consent.clientId)).toEqual(consent);
+  },
+};
+
+const redeeming: CodeFlowStep<CodeRedemption> = {
+  name: 'codes.redeem',
+  batch: /redeem_codes\(/,
+  alone: /^WITH code AS \( UPDATE .*authorization_codes/,
+  applied: { outcome: 'redeemed' },
+  async make(s, count) {
+    const redemptions: CodeRedemption[] = [];
+    for (let i = 0; i < count; i++) {
+      const { redemption } = await storedCode(s);
+      // Every other one without a refresh token, so a batch holds both kinds.
+      const { refreshToken: _, ...withoutRefresh } = redemption;
+      redemptions.push(i % 2 === 0 ? redemption : withoutRefresh);
+    }
+    return redemptions;
+  },
+  submit: (s, redemption) => s.codes.redeem(redemption),
+  async clash(s, redemption) {
+    const taken = await seededGrant(s);
+    return {
+      ...redemption,
+      accessToken: { ...redemption.accessToken, tokenHash: taken.accessToken.tokenHash },
+    };
+  },
+  async expectApplied(s, { grant, accessToken, refreshToken }) {
+    expect(await s.grants.get(grant.grantId)).toEqual(grant);
+    expect(await s.grants.getAccessToken(accessToken.tokenHash, NOW)).toEqual(accessToken);
+    if (refreshToken !== undefined)
+      expect(await s.grants.getRefreshToken(refreshToken.tokenHash, NOW)).toEqual(refreshToken);
+  },
+};
+
+describe.each([creating, completing, redeeming] as CodeFlowStep<unknown>[])(
+  'SQL storage: $name calls that arrive together are one statement (batched code flow)',
+  (step) => {
+    it('calls submitted together: one statement, and each writes exactly what it would alone', async () => {
+      const s = await storage();
+      const inputs = await step.make(s, 6);
+      log = [];
+      expect(await Promise.all(inputs.map((input) => step.submit(s, input)))).toEqual(
+        inputs.map(() => step.applied),
+      );
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatch(step.batch);
+      for (const input of inputs) await step.expectApplied(s, input);
+    });
+
+    it('a batch refused for one call (a key already stored): each runs alone, only that one fails', async () => {
+      const s = await storage();
+      const [a, b, c] = await step.make(s, 3);
+      const bad = await step.clash(s, b);
+      log = [];
+      const results = await Promise.allSettled([a, bad, c].map((input) => step.submit(s, input)));
+      expect(log[0]).toMatch(step.batch);
+      expect(log.filter((text) => step.alone.test(text))).toHaveLength(3);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      await step.expectApplied(s, a);
+      await step.expectApplied(s, c);
+    });
+
+    it('FLT-03 a batch whose answer was lost after it committed: each call recognises its own write (applied, not a replay)', async () => {
+      const s = await storage();
+      const inputs = await step.make(s, 4);
+      fault = {
+        match: step.batch,
+        error: new StorageUnavailableError('connection_lost', 'lost', { mayHaveApplied: true }),
+        after: true,
+      };
+      log = [];
+      expect(await Promise.all(inputs.map((input) => step.submit(s, input)))).toEqual(
+        inputs.map(() => step.applied),
+      );
+      expect(log.filter((text) => step.alone.test(text))).toHaveLength(4);
+      for (const input of inputs) await step.expectApplied(s, input);
+    });
+
+    it('FLT-03 a batch rolled back by a conflict: each runs alone and is applied', async () => {
+      const s = await storage();
+      const inputs = await step.make(s, 3);
+      fault = { match: step.batch, error: new StorageUnavailableError('conflict', 'deadlock'), after: false };
+      expect(await Promise.all(inputs.map((input) => step.submit(s, input)))).toEqual(
+        inputs.map(() => step.applied),
+      );
+      for (const input of inputs) await step.expectApplied(s, input);
+    });
+
+    it('FLT-01 the database unreachable during a batch: every call fails as unavailable, none is tried again alone', async () => {
+      const s = await storage();
+      const inputs = await step.make(s, 3);
+      const down = new StorageUnavailableError('unreachable', 'connection refused');
+      fault = { match: step.batch, error: down, after: false };
+      log = [];
+      const results = await Promise.allSettled(inputs.map((input) => step.submit(s, input)));
+      expect(results).toEqual(inputs.map(() => ({ status: 'rejected', reason: down })));
+      expect(log).toHaveLength(1);
+    });
+  },
+);
+
+describe("SQL storage: the code flow's batches decide each call as alone", () => {
+  it('ATOMIC complete: completions of one pending authorization in one batch, exactly one stores its code; the others write nothing', async () => {
+    const s = await storage();
+    const [base] = await completing.make(s, 1);
+    const rivals = Array.from({ length: 5 }, () => ({
+      ...base!,
+      code: { ...base!.code, codeHash: fixtures.code().codeHash },
+    }));
+    log = [];
+    const results = await Promise.all(rivals.map((rival) => s.interactions.complete(rival)));
+    expect(log[0]).toMatch(completing.batch);
+    expect(results.filter((done) => done)).toHaveLength(1);
+    for (const [i, rival] of rivals.entries())
+      expect((await s.codes.get(rival.code.codeHash, NOW)) !== null).toBe(results[i]);
+  });
+
+  it('ATOMIC redeem: redemptions of one code in one batch, exactly one is redeemed and the others are told it is a replay of that grant', async () => {
+    const s = await storage();
+    const [base] = await redeeming.make(s, 1);
+    const rivals = Array.from({ length: 5 }, () => ({
+      ...base!,
+      accessToken: fixtures.accessToken(base!.grant),
+      refreshToken: fixtures.refreshToken(base!.grant),
+    }));
+    log = [];
+    const results = await Promise.all(rivals.map((rival) => s.codes.redeem(rival)));
+    expect(log[0]).toMatch(redeeming.batch);
+    expect(results.filter((r) => r.outcome === 'redeemed')).toHaveLength(1);
+    expect(results.filter((r) => r.outcome !== 'redeemed')).toEqual(
+      Array.from({ length: 4 }, () => ({
+        outcome: 'replayed',
+        grantId: base!.grant.grantId,
+        consumedAt: NOW,
+      })),
+    );
+    for (const [i, rival] of rivals.entries()) {
+      const won = results[i]?.outcome === 'redeemed';
+      expect((await s.grants.getAccessToken(rival.accessToken.tokenHash, NOW)) !== null).toBe(won);
+      expect((await s.grants.getRefreshToken(rival.refreshToken.tokenHash, NOW)) !== null).toBe(won);
+    }
+  });
+
+  it('in one batch, completions bound to another user, CSRF token or session, an expired one and an unknown one complete nothing; the others complete', async () => {
+    const s = await storage();
+    const inputs = await completing.make(s, 6);
+    const [otherUser, otherCsrf, otherSession, expired, unknown, fine] = inputs as [
+      InteractionCompletion,
+      InteractionCompletion,
+      InteractionCompletion,
+      InteractionCompletion,
+      InteractionCompletion,
+      InteractionCompletion,
+    ];
+    const refused = [
+      { ...otherUser, boundTo: { ...otherUser.boundTo!, userId: 'someone-else' } },
+      { ...otherCsrf, boundTo: { ...otherCsrf.boundTo!, csrfHash: 'another-form' } },
+      { ...otherSession, boundTo: { ...otherSession.boundTo!, sessionId: 's2' } },
+      { ...expired, now: NOW + 600 },
+      { ...unknown, idHash: 'no-such-request' },
+    ];
+    log = [];
+    const results = await Promise.all([...refused, fine].map((c) => s.interactions.complete(c)));
+    expect(log[0]).toMatch(completing.batch);
+    expect(results).toEqual([false, false, false, false, false, true]);
+    for (const completion of refused) expect(await s.codes.get(completion.code.codeHash, NOW)).toBeNull();
+    expect(await s.consents.get(otherUser.consent!.userId, otherUser.consent!.clientId)).toBeNull();
+    await completing.expectApplied(s, fine);
+  });
+
+  it('two completions in one batch for the same user and client: the remembered consent is the union of both', async () => {
+    const s = await storage();
+    const clientId = 'client-union';
+    const completions: InteractionCompletion[] = [];
+    for (const scope of [
+      ['openid', 'a'],
+      ['openid', 'b'],
+    ]) {
+      const pending = fixtures.pending({ userId: 'ada', sessionId: 's1', csrfHash: `csrf-${scope[1]}` });
+      await s.interactions.create(pending);
+      completions.push({
+        idHash: pending.idHash,
+        code: fixtures.code({ userId: 'ada', clientId }),
+        consent: { userId: 'ada', clientId, scope, resources: [], createdAt: NOW, updatedAt: NOW },
+        boundTo: { userId: 'ada', sessionId: 's1', csrfHash: `csrf-${scope[1]}` },
+        now: NOW,
+      });
+    }
+    log = [];
+    expect(await Promise.all(completions.map((c) => s.interactions.complete(c)))).toEqual([true, true]);
+    expect(log[0]).toMatch(completing.batch);
+    const union = (await s.consents.get('ada', clientId))?.scope;
+    // Each completion is applied as alone, in the batch's order: the second adds its scope to the first's.
+    expect(union?.[0]).toBe('openid');
+    expect([...(union ?? [])].sort()).toEqual(['a', 'b', 'openid']);
+  });
+
+  it('in one batch, an expired code and an unknown one are invalid and write nothing; the others are redeemed', async () => {
+    const s = await storage();
+    const [expired, unknown, fine] = (await redeeming.make(s, 3)) as [
+      CodeRedemption,
+      CodeRedemption,
+      CodeRedemption,
+    ];
+    const refused = [
+      { ...expired, now: NOW + 60 },
+      { ...unknown, codeHash: 'no-such-code' },
+    ];
+    log = [];
+    const results = await Promise.all([...refused, fine].map((r) => s.codes.redeem(r)));
+    expect(log[0]).toMatch(redeeming.batch);
+    expect(results).toEqual([{ outcome: 'invalid' }, { outcome: 'invalid' }, { outcome: 'redeemed' }]);
+    for (const redemption of refused) expect(await s.grants.get(redemption.grant.grantId)).toBeNull();
+    await redeeming.expectApplied(s, fine);
+  });
+});
+
 describe('SQL storage: writes are all or nothing', () => {
   it('a redemption whose token cannot be stored leaves the code unconsumed and no grant behind', async () => {
     const s = await storage();
@@ -431,6 +741,7 @@ describe('pgliteStorage on a PGlite instance the host passes in', () => {
       { version: 4 },
       { version: 5 },
       { version: 6 },
+      { version: 7 },
     ]);
   });
 });

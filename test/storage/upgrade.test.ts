@@ -120,8 +120,8 @@ describe.skipIf(postgres === undefined)(
       expect(await migrate({ connectionString: url }, { schema })).toEqual({
         schema,
         fromVersion: 1,
-        toVersion: 6,
-        applied: [2, 3, 4, 5, 6],
+        toVersion: 7,
+        applied: [2, 3, 4, 5, 6, 7],
       });
 
       const storage = postgresStorage({ connectionString: url }, { schema, autoMigrate: false });
@@ -169,12 +169,12 @@ describe.skipIf(postgres === undefined)(
           `CREATE INDEX CONCURRENTLY refresh_tokens_grant_id_expires_at_idx ON ${s}.refresh_tokens (grant_id, expires_at)`,
         );
         const before = postgresStorage({ pool }, { schema: v2, autoMigrate: false });
-        await expect(before.keys.list()).rejects.toThrow(/version 2, this release needs 6/);
+        await expect(before.keys.list()).rejects.toThrow(/version 2, this release needs 7/);
         expect(await migrate({ pool }, { schema: v2 })).toEqual({
           schema: v2,
           fromVersion: 2,
-          toVersion: 6,
-          applied: [3, 4, 5, 6],
+          toVersion: 7,
+          applied: [3, 4, 5, 6, 7],
         });
         const { rows } = await pool.query<{ indexdef: string }>(
           `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('access_tokens', 'refresh_tokens')

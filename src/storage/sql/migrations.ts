@@ -247,6 +247,89 @@ const MIGRATIONS: readonly Migration[] = [
       $rotate$`,
     ],
   },
+  {
+    // Schema 7 batches the code flow's two atomic steps the way schema 6 batches rotations: the
+    // completions of pending authorizations, and the redemptions of codes, that queue behind busy
+    // ones. Each item runs the conditions of its single statement (`complete` and `redeem` in
+    // `./statements.ts`); only one whose conditional write matched inserts what follows from it,
+    // and the function returns a key of each such item that the caller generated fresh (the new
+    // code's hash; the new access token's hash), so rivals over one row are told apart. Rows are
+    // visited in byte order of what they lock (the remembered consent's user and client, then the
+    // pending row; the code), so two batches cannot deadlock each other. As in schema 6, the
+    // records arrive as JSON and become rows of the tables' own types. New functions only: the
+    // previous release runs unchanged on this schema.
+    version: 7,
+    name: 'batched code flow steps',
+    statements: (s) => [
+      `CREATE OR REPLACE FUNCTION ${s}.complete_pending_authorizations(completions jsonb) RETURNS SETOF text
+      LANGUAGE plpgsql AS $complete$
+      DECLARE
+        completion jsonb;
+        at bigint;
+        bound_user text;
+        new_code ${s}.authorization_codes;
+        grown ${s}.consents;
+      BEGIN
+        FOR completion IN
+          SELECT value FROM jsonb_array_elements(completions)
+          ORDER BY value->'consent'->>'user_id' COLLATE "C", value->'consent'->>'client_id' COLLATE "C",
+            value->>'id' COLLATE "C"
+        LOOP
+          at := (completion->>'now')::bigint;
+          bound_user := completion->>'user';
+          DELETE FROM ${s}.pending_authorizations p
+            WHERE p.id_hash = completion->>'id' AND p.expires_at > at
+              AND (bound_user IS NULL OR (p.user_id = bound_user AND p.csrf_hash = completion->>'csrf'
+                AND (p.session_id IS NULL OR p.session_id = completion->>'session')));
+          IF FOUND THEN
+            new_code := jsonb_populate_record(NULL::${s}.authorization_codes, completion->'code');
+            INSERT INTO ${s}.authorization_codes SELECT new_code.*;
+            IF jsonb_typeof(completion->'consent') = 'object' THEN
+              grown := jsonb_populate_record(NULL::${s}.consents, completion->'consent');
+              INSERT INTO ${s}.consents AS c SELECT grown.*
+                ON CONFLICT (user_id, client_id) DO UPDATE
+                SET scope = ARRAY(SELECT v FROM unnest(c.scope || excluded.scope) WITH ORDINALITY AS u(v, n)
+                    GROUP BY v ORDER BY min(n)),
+                  resources = ARRAY(SELECT v FROM unnest(c.resources || excluded.resources)
+                    WITH ORDINALITY AS u(v, n) GROUP BY v ORDER BY min(n)),
+                  updated_at = excluded.updated_at;
+            END IF;
+            RETURN NEXT new_code.code_hash;
+          END IF;
+        END LOOP;
+      END
+      $complete$`,
+      `CREATE OR REPLACE FUNCTION ${s}.redeem_codes(redemptions jsonb) RETURNS SETOF text
+      LANGUAGE plpgsql AS $redeem$
+      DECLARE
+        redemption jsonb;
+        at bigint;
+        new_grant ${s}.grants;
+        new_access ${s}.access_tokens;
+      BEGIN
+        FOR redemption IN
+          SELECT value FROM jsonb_array_elements(redemptions) ORDER BY value->>'code' COLLATE "C"
+        LOOP
+          at := (redemption->>'now')::bigint;
+          new_grant := jsonb_populate_record(NULL::${s}.grants, redemption->'grant');
+          UPDATE ${s}.authorization_codes SET consumed_at = at
+            WHERE code_hash = redemption->>'code' AND grant_id = new_grant.grant_id
+              AND consumed_at IS NULL AND expires_at > at;
+          IF FOUND THEN
+            new_access := jsonb_populate_record(NULL::${s}.access_tokens, redemption->'access');
+            INSERT INTO ${s}.grants SELECT new_grant.*;
+            INSERT INTO ${s}.access_tokens SELECT new_access.*;
+            IF jsonb_typeof(redemption->'refresh') = 'object' THEN
+              INSERT INTO ${s}.refresh_tokens
+                SELECT (jsonb_populate_record(NULL::${s}.refresh_tokens, redemption->'refresh')).*;
+            END IF;
+            RETURN NEXT new_access.token_hash;
+          END IF;
+        END LOOP;
+      END
+      $redeem$`,
+    ],
+  },
 ];
 
 /** The schema version this release of the library expects. */
@@ -318,7 +401,7 @@ export async function schemaVersion(db: SqlQueryable, schema: string): Promise<n
  * @example
  * ```ts
  * const report = await migrateSchema(executor, 'portcullis', Math.floor(Date.now() / 1000));
- * // { schema: 'portcullis', fromVersion: 0, toVersion: 6, applied: [1, 2, 3, 4, 5, 6] }
+ * // { schema: 'portcullis', fromVersion: 0, toVersion: 7, applied: [1, 2, 3, 4, 5, 6, 7] }
  * ```
  */
 export async function migrateSchema(

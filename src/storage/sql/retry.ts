@@ -31,7 +31,8 @@ export interface Executed<Row> {
 
 const UNIQUE_VIOLATION = '23505';
 
-function isUniqueViolation(error: unknown): boolean {
+/** Whether `error` is PostgreSQL's unique violation (a key already stored). */
+export function isUniqueViolation(error: unknown): boolean {
   return (
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION
   );

@@ -2,7 +2,8 @@
  * The {@link Storage} contract over SQL, shared by the PostgreSQL and PGlite drivers. Every method
  * is one statement from `./statements.ts`; the atomic steps are conditional writes the database
  * decides, and only the failure paths of a code redemption and a refresh rotation add a read to
- * say why nothing matched.
+ * say why nothing matched. Under load, the writes of the code flow and of a refresh that queue
+ * behind a busy one of their kind go together, one statement for the batch ({@link BatchedStep}).
  *
  * A statement whose connection broke (or that lost a serialization race) is tried once more, on
  * another connection, when that cannot do harm ({@link Retry}): reads and idempotent writes are
@@ -16,10 +17,14 @@
 import { notRotated } from '../rotation.js';
 import type {
   ClientStore,
+  CodeRedemption,
   CodeStore,
   ConsentStore,
   GrantStore,
+  InteractionCompletion,
   InteractionStore,
+  PendingAuthorizationRecord,
+  RedeemResult,
   RefreshRotation,
   ReplayStore,
   RotateResult,
@@ -30,7 +35,7 @@ import { StorageUnavailableError, type StorageUnavailableReason } from '../unava
 import { Batcher, type BatchOutcome } from './batch.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
 import { LATEST_VERSION, migrateSchema, schemaVersion } from './migrations.js';
-import { type Executed, executeWithRetry, type Retry } from './retry.js';
+import { type Executed, executeWithRetry, isUniqueViolation, type Retry } from './retry.js';
 import { type StorageStatements, storageStatements } from './statements.js';
 import {
   type AccessTokenRow,
@@ -52,10 +57,39 @@ import {
 } from './tables.js';
 
 /**
- * Failures of a batch of rotations after which each rotation runs alone: a conflict (rolled back
- * for certain) and a lost connection (repeated, as a single statement would be).
+ * Failures of a batch after which each of its steps runs alone: a conflict (rolled back for
+ * certain) and a lost connection (repeated, as a single statement would be).
  */
 const RETRIED_ALONE: ReadonlySet<StorageUnavailableReason> = new Set(['conflict', 'connection_lost']);
+
+/**
+ * A write step the SQL storage runs in batches (`./batch.ts`): one step arriving alone runs its
+ * own statement; those that queue behind a busy batch go together as one statement, each decided
+ * as it would be alone.
+ */
+interface BatchedStep<In, Out> {
+  /** The batch's statement: `$1` the items as a JSON array; returns a `key` for each item that took effect. */
+  readonly statement: SqlStatement;
+  /** The input's element of that array. */
+  item(input: In): unknown;
+  /** The fresh random value (a new code's or token's hash) returned as `key` when the input took effect. */
+  key(input: In): string;
+  /** The outcome of an input that took effect. */
+  readonly done: Out;
+  /** The outcome of an input that a committed batch did not apply (it lost a race, or did not match). */
+  notDone(input: In): Promise<Out>;
+  /**
+   * The step as its own statement. `uncertain`: a batch holding it was lost and may have committed,
+   * so the step recognises its own write found done.
+   */
+  alone(input: In, uncertain: boolean): Promise<Out>;
+}
+
+const settled = async <Out>(result: Promise<Out>): Promise<BatchOutcome<Out>> =>
+  result.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
 
 /** Settings of {@link SqlStorage}, resolved by the driver from its public options. */
 export interface SqlStorageSettings {
@@ -65,6 +99,11 @@ export interface SqlStorageSettings {
   readonly autoMigrate: boolean;
   /** Rows per DELETE in {@link SqlStorage.deleteExpired}. */
   readonly deleteBatchSize: number;
+  /**
+   * Tests only: a write step arriving alone also runs its batch's statement (a batch of one), so
+   * that the conformance kit checks the batch functions as thoroughly as the single statements.
+   */
+  readonly batchAlone?: boolean;
 }
 
 /**
@@ -123,10 +162,66 @@ export class SqlStorage implements Storage {
       delete: (clientId, now) => some(sql.deleteClient, [clientId, now]),
     };
 
-    this.interactions = {
-      async create(pending) {
+    const createAlone = async (pending: PendingAuthorizationRecord, uncertain: boolean) => {
+      try {
         await exec(sql.createPendingAuthorization, pendingAuthorizationsTable.params(pending), 'insert');
-      },
+      } catch (error) {
+        // The lost batch had committed: the row is ours (its key is a fresh random value).
+        if (!(uncertain && isUniqueViolation(error))) throw error;
+      }
+    };
+    const creations = this.#batched<PendingAuthorizationRecord, void>({
+      statement: sql.createPendingAuthorizations,
+      item: (pending) => ({
+        ...pendingAuthorizationsTable.columns.row(pendingAuthorizationsTable.params(pending)),
+        request: pending.request,
+      }),
+      key: (pending) => pending.idHash,
+      done: undefined,
+      notDone: () =>
+        Promise.reject(new Error('storage: a batch of pending authorizations inserted only some')),
+      alone: createAlone,
+    });
+
+    const completeAlone = async (
+      { idHash, code, consent, boundTo, now }: InteractionCompletion,
+      uncertain: boolean,
+    ) => {
+      const binding =
+        boundTo === undefined
+          ? [null, null, null]
+          : [boundTo.userId, boundTo.csrfHash, boundTo.sessionId ?? null];
+      const params = [idHash, now, ...binding, ...authorizationCodesTable.params(code)];
+      const done =
+        consent === undefined
+          ? await exec(sql.completePendingAuthorization, params)
+          : await exec(sql.completePendingAuthorizationWithConsent, [
+              ...params,
+              ...consentsTable.params(consent),
+            ]);
+      if (done.rows.length > 0) return true;
+      // Nothing matched on a repetition: if the first attempt committed, our code is there.
+      return (uncertain || done.uncertain) && (await some(sql.codeExists, [code.codeHash]));
+    };
+    const completions = this.#batched<InteractionCompletion, boolean>({
+      statement: sql.completePendingAuthorizations,
+      item: ({ idHash, code, consent, boundTo, now }) => ({
+        id: idHash,
+        now,
+        user: boundTo?.userId ?? null,
+        csrf: boundTo?.csrfHash ?? null,
+        session: boundTo?.sessionId ?? null,
+        code: authorizationCodesTable.columns.row(authorizationCodesTable.params(code)),
+        consent: consent === undefined ? null : consentsTable.columns.row(consentsTable.params(consent)),
+      }),
+      key: (completion) => completion.code.codeHash,
+      done: true,
+      notDone: async () => false,
+      alone: completeAlone,
+    });
+
+    this.interactions = {
+      create: (pending) => creations.submit(pending),
       async get(idHash, now) {
         const row = await first<PendingRow>(sql.getPendingAuthorization, [idHash, now]);
         return row === undefined ? null : pendingAuthorizationsTable.record(row);
@@ -145,24 +240,51 @@ export class SqlStorage implements Storage {
         const [row] = await rows<PendingRow>(sql.consumePendingAuthorization, [idHash], 'never');
         return row === undefined || row.expires_at <= now ? null : pendingAuthorizationsTable.record(row);
       },
-      async complete({ idHash, code, consent, boundTo, now }) {
-        const binding =
-          boundTo === undefined
-            ? [null, null, null]
-            : [boundTo.userId, boundTo.csrfHash, boundTo.sessionId ?? null];
-        const params = [idHash, now, ...binding, ...authorizationCodesTable.params(code)];
-        const done =
-          consent === undefined
-            ? await exec(sql.completePendingAuthorization, params)
-            : await exec(sql.completePendingAuthorizationWithConsent, [
-                ...params,
-                ...consentsTable.params(consent),
-              ]);
-        if (done.rows.length > 0) return true;
-        // Nothing matched on a repetition: if the first attempt committed, our code is there.
-        return done.uncertain && (await some(sql.codeExists, [code.codeHash]));
-      },
+      complete: (completion) => completions.submit(completion),
     };
+
+    // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller, whose
+    // commit this new statement sees). consumed_at never reverts, so this cannot contradict the
+    // redemption.
+    const notRedeemed = async ({ codeHash, now }: CodeRedemption): Promise<RedeemResult> => {
+      const seen = await first<{ grant_id: string; consumed_at: number }>(sql.consumedCode, [codeHash, now]);
+      if (seen === undefined) return { outcome: 'invalid' };
+      return { outcome: 'replayed', grantId: seen.grant_id, consumedAt: seen.consumed_at };
+    };
+    const redeemAlone = async (redemption: CodeRedemption, uncertain: boolean): Promise<RedeemResult> => {
+      const { codeHash, grant, accessToken, refreshToken, now } = redemption;
+      const params = [now, codeHash, ...grantsTable.params(grant), ...accessTokensTable.params(accessToken)];
+      const done =
+        refreshToken === undefined
+          ? await exec(sql.redeemCode, params)
+          : await exec(sql.redeemCodeWithRefreshToken, [
+              ...params,
+              ...refreshTokensTable.params(refreshToken),
+            ]);
+      if (done.rows.length > 0) return { outcome: 'redeemed' };
+      // A repetition that found the code consumed: by us, if our access token is stored. (Told
+      // "replayed", the grant would revoke the grant this very call created.)
+      if ((uncertain || done.uncertain) && (await some(sql.accessTokenExists, [accessToken.tokenHash])))
+        return { outcome: 'redeemed' };
+      return notRedeemed(redemption);
+    };
+    const redemptions = this.#batched<CodeRedemption, RedeemResult>({
+      statement: sql.redeemCodes,
+      item: ({ codeHash, grant, accessToken, refreshToken, now }) => ({
+        code: codeHash,
+        now,
+        grant: grantsTable.columns.row(grantsTable.params(grant)),
+        access: accessTokensTable.columns.row(accessTokensTable.params(accessToken)),
+        refresh:
+          refreshToken === undefined
+            ? null
+            : refreshTokensTable.columns.row(refreshTokensTable.params(refreshToken)),
+      }),
+      key: (redemption) => redemption.accessToken.tokenHash,
+      done: { outcome: 'redeemed' },
+      notDone: notRedeemed,
+      alone: redeemAlone,
+    });
 
     this.codes = {
       async create(code) {
@@ -172,35 +294,7 @@ export class SqlStorage implements Storage {
         const row = await first<CodeRow>(sql.getAuthorizationCode, [codeHash, now]);
         return row === undefined ? null : authorizationCodesTable.record(row);
       },
-      async redeem({ codeHash, grant, accessToken, refreshToken, now }) {
-        const params = [
-          now,
-          codeHash,
-          ...grantsTable.params(grant),
-          ...accessTokensTable.params(accessToken),
-        ];
-        const done =
-          refreshToken === undefined
-            ? await exec(sql.redeemCode, params)
-            : await exec(sql.redeemCodeWithRefreshToken, [
-                ...params,
-                ...refreshTokensTable.params(refreshToken),
-              ]);
-        if (done.rows.length > 0) return { outcome: 'redeemed' };
-        // A repetition that found the code consumed: by us, if our access token is stored. (Told
-        // "replayed", the grant would revoke the grant this very call created.)
-        if (done.uncertain && (await some(sql.accessTokenExists, [accessToken.tokenHash])))
-          return { outcome: 'redeemed' };
-        // Nothing matched: unknown, expired, or consumed (by an earlier or a concurrent caller,
-        // whose commit this new statement sees). consumed_at never reverts, so this cannot
-        // contradict the redemption.
-        const seen = await first<{ grant_id: string; consumed_at: number }>(sql.consumedCode, [
-          codeHash,
-          now,
-        ]);
-        if (seen === undefined) return { outcome: 'invalid' };
-        return { outcome: 'replayed', grantId: seen.grant_id, consumedAt: seen.consumed_at };
-      },
+      redeem: (redemption) => redemptions.submit(redemption),
     };
 
     const rotationParams = (rotation: RefreshRotation) => [
@@ -225,53 +319,25 @@ export class SqlStorage implements Storage {
         return { outcome: 'rotated' };
       return result;
     };
-    const rotateAlone = async (rotation: RefreshRotation, uncertain = false): Promise<RotateResult> => {
+    const rotateAlone = async (rotation: RefreshRotation, uncertain: boolean): Promise<RotateResult> => {
       const done = await exec(sql.rotateRefreshToken, rotationParams(rotation));
       if (done.rows.length > 0) return { outcome: 'rotated' };
       return notRotatedBy(rotation, uncertain || done.uncertain);
     };
-    const settled = async (result: Promise<RotateResult>): Promise<BatchOutcome<RotateResult>> =>
-      result.then(
-        (value) => ({ ok: true, value }),
-        (error: unknown) => ({ ok: false, error }),
-      );
-    // Several rotations, one statement (`sql.rotateRefreshTokens`); each decided as alone.
-    const rotateTogether = async (
-      batch: readonly RefreshRotation[],
-    ): Promise<readonly BatchOutcome<RotateResult>[]> => {
-      const input = batch.map((rotation) => ({
+    const rotations = this.#batched<RefreshRotation, RotateResult>({
+      statement: sql.rotateRefreshTokens,
+      item: (rotation) => ({
         presented: rotation.tokenHash,
         now: rotation.now,
         sealed: rotation.sealedSuccessor ?? null,
         successor: refreshTokensTable.columns.row(refreshTokensTable.params(rotation.successor)),
         access: accessTokensTable.columns.row(accessTokensTable.params(rotation.accessToken)),
-      }));
-      let won: Set<string>;
-      try {
-        const rows = await this.#query<{ successor_hash: string }>(sql.rotateRefreshTokens, [
-          JSON.stringify(input),
-        ]);
-        won = new Set(rows.map((row) => row.successor_hash));
-      } catch (error) {
-        // The database is down or slow: one statement each would only wait as long, each.
-        if (error instanceof StorageUnavailableError && !RETRIED_ALONE.has(error.reason)) throw error;
-        // Rolled back (a conflict), lost (it may have committed: each rotation recognises its
-        // own successor), or refused for one rotation's values: each runs alone, and only the
-        // one at fault fails.
-        const uncertain = error instanceof StorageUnavailableError && error.mayHaveApplied;
-        return Promise.all(batch.map((rotation) => settled(rotateAlone(rotation, uncertain))));
-      }
-      return Promise.all(
-        batch.map((rotation) =>
-          won.has(rotation.successor.tokenHash)
-            ? { ok: true as const, value: { outcome: 'rotated' as const } }
-            : settled(notRotatedBy(rotation, false)),
-        ),
-      );
-    };
-    const rotations = new Batcher<RefreshRotation, RotateResult>(async (batch) =>
-      batch.length === 1 ? [await settled(rotateAlone(batch[0] as RefreshRotation))] : rotateTogether(batch),
-    );
+      }),
+      key: (rotation) => rotation.successor.tokenHash,
+      done: { outcome: 'rotated' },
+      notDone: (rotation) => notRotatedBy(rotation, false),
+      alone: rotateAlone,
+    });
 
     this.grants = {
       async get(grantId) {
@@ -325,6 +391,40 @@ export class SqlStorage implements Storage {
       checkAndStore: async (key, expiresAt, now) =>
         (await rows(sql.checkAndStoreReplayKey, [key, expiresAt, now], 'never')).length > 0,
     };
+  }
+
+  /**
+   * The batches of one write step. A batch of one runs the step's own statement; a larger one runs
+   * the batch's statement once. A batch refused for one item's values, or rolled back by a
+   * conflict, runs each item alone, so only the one at fault fails; a lost one runs each alone,
+   * each recognising its own write if the batch had committed; a database down or overloaded fails
+   * them all, without a second attempt each.
+   */
+  #batched<In, Out>(step: BatchedStep<In, Out>): Batcher<In, Out> {
+    const together = async (batch: readonly In[]): Promise<readonly BatchOutcome<Out>[]> => {
+      let done: Set<string>;
+      try {
+        const rows = await this.#query<{ key: string }>(step.statement, [
+          JSON.stringify(batch.map((input) => step.item(input))),
+        ]);
+        done = new Set(rows.map((row) => row.key));
+      } catch (error) {
+        // The database is down or slow: one statement each would only wait as long, each.
+        if (error instanceof StorageUnavailableError && !RETRIED_ALONE.has(error.reason)) throw error;
+        const uncertain = error instanceof StorageUnavailableError && error.mayHaveApplied;
+        return Promise.all(batch.map((input) => settled(step.alone(input, uncertain))));
+      }
+      return Promise.all(
+        batch.map((input) =>
+          done.has(step.key(input)) ? { ok: true as const, value: step.done } : settled(step.notDone(input)),
+        ),
+      );
+    };
+    return new Batcher<In, Out>(async (batch) =>
+      batch.length === 1 && this.#settings.batchAlone !== true
+        ? [await settled(step.alone(batch[0] as In, false))]
+        : together(batch),
+    );
   }
 
   /** Migrates (or checks the schema version) once, before the first statement; retried after a failure. */

@@ -189,6 +189,13 @@ export function storageStatements(schema: string) {
 
     // ---- pending authorizations: $1 id_hash ----------------------------------------------------
     createPendingAuthorization: insert(pending, pendingCols),
+    /**
+     * Several pending authorizations in one statement and one commit (`./batch.ts`): $1 jsonb, an
+     * array of rows keyed by column. Returns each `key` (id_hash) inserted: all or nothing.
+     */
+    createPendingAuthorizations: statement(`INSERT INTO ${pending}
+      SELECT * FROM jsonb_populate_recordset(NULL::${pending}, $1::jsonb)
+      RETURNING id_hash AS key`),
     /** $1 id_hash, $2 now */
     getPendingAuthorization: statement(
       `SELECT ${pendingCols.list()} FROM ${pending} WHERE id_hash = $1 AND expires_at > $2`,
@@ -206,6 +213,16 @@ export function storageStatements(schema: string) {
     completePendingAuthorization: complete(false),
     /** $1 id_hash, $2 now, $3-$5 the binding, then the code's and the consent's columns */
     completePendingAuthorizationWithConsent: complete(true),
+    /**
+     * Several completions in one statement and one commit, by the function of schema 7: $1 jsonb,
+     * an array of `{ id, now, user, csrf, session, code, consent }` (the binding's three null
+     * without one; the code's and the consent's rows as objects keyed by column, the consent null
+     * when none is remembered). Each is decided as {@link completePendingAuthorization} decides it;
+     * returns the `key` (new code's hash) of each that completed.
+     */
+    completePendingAuthorizations: statement(
+      `SELECT key FROM ${s}.complete_pending_authorizations($1::jsonb) AS key`,
+    ),
 
     // ---- authorization codes: $1 code_hash, $2 now ---------------------------------------------
     createAuthorizationCode: insert(codes, codeCols),
@@ -217,6 +234,13 @@ export function storageStatements(schema: string) {
     redeemCode: redeem(false),
     /** now, code_hash, then grant, access token, refresh token columns */
     redeemCodeWithRefreshToken: redeem(true),
+    /**
+     * Several redemptions in one statement and one commit, by the function of schema 7: $1 jsonb,
+     * an array of `{ code, now, grant, access, refresh }` (the code's hash, the time, and the rows
+     * as objects keyed by column, the refresh token null when none is issued). Each is decided as
+     * {@link redeemCode} decides it; returns the `key` (new access token's hash) of each redeemed.
+     */
+    redeemCodes: statement(`SELECT key FROM ${s}.redeem_codes($1::jsonb) AS key`),
     /** $1 code_hash: whether the code exists (after a lost answer: did our completion commit?). */
     codeExists: statement(`SELECT 1 AS found FROM ${codes} WHERE code_hash = $1`),
     /** The failure path of a redemption: was the code consumed (a replay)? */
@@ -290,12 +314,10 @@ export function storageStatements(schema: string) {
      * $1 jsonb, an array of `{ presented, now, sealed, successor, access }` (the presented token's
      * hash, the time, the sealed successor or null, and the successor's and the access token's rows
      * as objects keyed by column). Each rotation is decided as {@link rotateRefreshToken} decides it;
-     * returns the successor hash of each rotation that rotated its token. Of several rotations of
-     * one token, exactly one rotates and the others find it rotated.
+     * returns the `key` (successor hash) of each rotation that rotated its token. Of several
+     * rotations of one token, exactly one rotates and the others find it rotated.
      */
-    rotateRefreshTokens: statement(
-      `SELECT successor_hash FROM ${s}.rotate_refresh_tokens($1::jsonb) AS successor_hash`,
-    ),
+    rotateRefreshTokens: statement(`SELECT key FROM ${s}.rotate_refresh_tokens($1::jsonb) AS key`),
 
     // ---- consents: $1 user_id, $2 client_id ----------------------------------------------------
     getConsent: statement(
