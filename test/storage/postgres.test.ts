@@ -199,6 +199,165 @@ describe.skipIf(postgres === undefined)('PostgreSQL storage', () => {
     }
   });
 
+  it('ATOMIC complete and redeem: two instances in batches, in opposite orders, growing shared consents: exactly one completion of each request and one redemption of each code wins, and no batch deadlocks (falls back to its steps alone)', async () => {
+    const schema = fresh();
+    /** Statements each instance sent, by their first line. */
+    const sent: string[][] = [[], []];
+    const instance = (i: 0 | 1) => {
+      const spied = new pg.Pool({ connectionString: url, max: 4 });
+      const query = spied.query.bind(spied) as (config: { text: string }) => Promise<unknown>;
+      (spied as unknown as { query: typeof query }).query = (config) => {
+        sent[i]!.push(config.text.trim().split('\n', 1)[0]!);
+        return query(config);
+      };
+      const storage = open(postgresStorage({ pool: spied }, { schema }));
+      return { storage, end: () => spied.end() };
+    };
+    const [a, b] = [instance(0), instance(1)];
+    const admin = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      await a.storage.keys.list();
+      await b.storage.keys.list();
+      for (let round = 0; round < 5; round++) {
+        const clientId = `client-${round}`;
+        const pendings = Array.from({ length: 12 }, () =>
+          fixtures.pending({ userId: 'ada', sessionId: 's1', csrfHash: 'csrf' }),
+        );
+        for (const pending of pendings) await a.storage.interactions.create(pending);
+        // Every completion grows the same remembered consent: the one row both batches lock.
+        const completionsOf = () =>
+          pendings.map((pending, i) => ({
+            idHash: pending.idHash,
+            code: fixtures.code({ userId: 'ada', clientId }),
+            consent: {
+              userId: 'ada',
+              clientId,
+              scope: ['openid', `scope-${i}`],
+              resources: [],
+              createdAt: NOW,
+              updatedAt: NOW,
+            },
+            boundTo: { userId: 'ada', sessionId: 's1', csrfHash: 'csrf' },
+            now: NOW,
+          }));
+        for (const list of sent) list.length = 0;
+        const onA = completionsOf();
+        const onB = completionsOf().reverse();
+        const [doneA, doneB] = await Promise.all([
+          Promise.all(onA.map((c) => a.storage.interactions.complete(c))),
+          Promise.all(onB.map((c) => b.storage.interactions.complete(c))),
+        ]);
+        const codes = pendings.map((_, i) => {
+          const [fromA, fromB] = [doneA[i]!, doneB[pendings.length - 1 - i]!];
+          expect([fromA, fromB].filter(Boolean)).toHaveLength(1);
+          return fromA ? onA[i]!.code : onB[pendings.length - 1 - i]!.code;
+        });
+        expect((await a.storage.consents.get('ada', clientId))?.scope).toHaveLength(13);
+
+        // Different requests whose consents cross: in order of request id, the first instance's
+        // grow ada's consent then grace's, the second's grace's then ada's. Visited by request id
+        // alone, the two batches would lock the two consent rows in opposite orders.
+        const crossing = Array.from({ length: 32 }, (_, i) =>
+          fixtures.pending({ userId: `u-${i}`, sessionId: 's1', csrfHash: 'csrf' }),
+        ).sort((x, y) => (x.idHash < y.idHash ? -1 : 1));
+        for (const pending of crossing) await a.storage.interactions.create(pending);
+        const crossed = crossing.map((pending, i) => {
+          // Alternate requests go to each instance; each one's first eight grow one user's
+          // consent, its last eight the other's.
+          const first = i % 2 === 0;
+          const early = Math.floor(i / 2) < 8;
+          const user = early === first ? 'ada' : 'grace';
+          return {
+            idHash: pending.idHash,
+            code: fixtures.code({ userId: user, clientId }),
+            consent: {
+              userId: user,
+              clientId,
+              scope: [`x-${i}`],
+              resources: [],
+              createdAt: NOW,
+              updatedAt: NOW,
+            },
+            boundTo: { userId: pending.userId!, sessionId: 's1', csrfHash: 'csrf' },
+            now: NOW,
+          };
+        });
+        // Make them meet: ada's consent row is held while both batches start, so each waits for
+        // it where its order first needs it, and both are at the database when it is released.
+        // (Visited by request id, the second batch would by then hold grace's row: a deadlock.)
+        await a.storage.consents.save({
+          userId: 'grace',
+          clientId,
+          scope: [],
+          resources: [],
+          createdAt: NOW,
+          updatedAt: NOW,
+        });
+        const holder = await admin.connect();
+        let running: Promise<[boolean[], boolean[]]>;
+        try {
+          await holder.query('BEGIN');
+          await holder.query(
+            `SELECT 1 FROM "${schema}".consents WHERE user_id = 'ada' AND client_id = $1 FOR UPDATE`,
+            [clientId],
+          );
+          running = Promise.all([
+            Promise.all(crossed.filter((_, i) => i % 2 === 0).map((c) => a.storage.interactions.complete(c))),
+            Promise.all(crossed.filter((_, i) => i % 2 === 1).map((c) => b.storage.interactions.complete(c))),
+          ]);
+          const deadline = Date.now() + 10_000;
+          for (;;) {
+            const { rows } = await admin.query<{ waiting: number }>(
+              `SELECT count(*)::int AS waiting FROM pg_stat_activity
+               WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+              [`%"${schema}".complete_pending_authorizations(%`],
+            );
+            if (rows[0]!.waiting >= 2) break;
+            if (Date.now() > deadline)
+              throw new Error('the two batches never both waited for the held consent');
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        } finally {
+          await holder.query('COMMIT');
+          holder.release();
+        }
+        const [crossA, crossB] = await running;
+        expect([...crossA, ...crossB]).toEqual(crossed.map(() => true));
+
+        const redemptionOf = (code: (typeof codes)[number]) => {
+          const grant = fixtures.grantOf(code);
+          return { codeHash: code.codeHash, grant, accessToken: fixtures.accessToken(grant), now: NOW };
+        };
+        const [fromA, fromB] = await Promise.all([
+          Promise.all(codes.map((code) => a.storage.codes.redeem(redemptionOf(code)))),
+          Promise.all([...codes].reverse().map((code) => b.storage.codes.redeem(redemptionOf(code)))),
+        ]);
+        codes.forEach((code, i) => {
+          const outcomes = [fromA[i]!, fromB[codes.length - 1 - i]!];
+          expect(outcomes.filter((o) => o.outcome === 'redeemed')).toHaveLength(1);
+          expect(outcomes.find((o) => o.outcome !== 'redeemed')).toEqual({
+            outcome: 'replayed',
+            grantId: code.grantId,
+            consumedAt: NOW,
+          });
+        });
+        // Each instance sent each kind as one batch, and no batch failed over to its steps alone
+        // (a deadlock between the two would have).
+        for (const list of sent) {
+          expect(list.filter((text) => /complete_pending_authorizations\(/.test(text))).toHaveLength(2);
+          expect(list.filter((text) => /redeem_codes\(/.test(text))).toHaveLength(1);
+          expect(list.filter((text) => /^WITH (done|code) AS/.test(text))).toEqual([]);
+        }
+      }
+    } finally {
+      await a.storage.close();
+      await b.storage.close();
+      await a.end();
+      await b.end();
+      await admin.end();
+    }
+  });
+
   it('a role that may not execute the batch functions still rotates, completes and redeems: each batch is refused and its steps run alone', async () => {
     const schema = fresh();
     const owner = open(postgresStorage({ connectionString: url }, { schema }));
