@@ -53,6 +53,8 @@ export type HttpsUrlResult =
 
 /** True when a path has a `.` or `..` segment, literally or percent-encoded (`%2e`, `.%2E`, ...). */
 export function hasDotSegment(path: string): boolean {
+  // A dot segment needs a `.`, literal or as `%2e`.
+  if (!path.includes('.') && !path.includes('%')) return false;
   for (const segment of path.split('/')) {
     const s = segment.toLowerCase();
     if (s === '.' || s === '..' || s === '%2e' || s === '%2e%2e' || s === '.%2e' || s === '%2e.') return true;

@@ -20,7 +20,7 @@ import {
 
 afterAll(stopAllServerProcesses);
 
-const RUN = `node --enable-source-maps --max-semi-space-size=8 --heap-growing-percent=50 ${MAIN}`;
+const RUN = `node --enable-source-maps --max-semi-space-size=4 --heap-growing-percent=50 ${MAIN}`;
 
 describe('npm start', () => {
   it('is: build the library, build the server, run the compiled server, as the README says', () => {

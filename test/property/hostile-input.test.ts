@@ -119,6 +119,28 @@ describe('ABU-05 the parsers refuse hostile characters', () => {
     expect(error.description).toContain("the member 'client_name' contains U+0000");
   });
 
+  it('a hostile character is refused however the JSON text spells it: raw, escaped, or an escaped surrogate half', () => {
+    // The text is only walked when it has an escape or a code unit from U+D800 up; each spelling
+    // must still reach the walk, in a value and in a member name.
+    for (const spelled of ['\ufdd0', '\\ufdd0', '\\u0000', '\\ud800', '\ud800', '\\uDFFF']) {
+      for (const body of [`{"client_name":"a${spelled}b"}`, `{"a${spelled}":1}`]) {
+        const error = thrown(() =>
+          parseJsonObject(post('application/json', body), 'invalid_client_metadata'),
+        );
+        expect(error.code, body).toBe('invalid_client_metadata');
+        expect(error.description, body).toMatch(/contains U\+(FDD0|0000|D800|DFFF)/);
+      }
+    }
+  });
+
+  it('JSON text with harmless escapes, accents and an emoji (a surrogate pair) is accepted as parsed', () => {
+    const body = '{"client_name":"caf\\u00e9 \\"q\\" \\n \u00e9 \ud83d\ude00","x":["\\/"]}';
+    expect(parseJsonObject(post('application/json', body), 'invalid_client_metadata')).toEqual({
+      client_name: 'caf\u00e9 "q" \n \u00e9 \ud83d\ude00',
+      x: ['/'],
+    });
+  });
+
   it('10 000-deep nesting is walked without exhausting the stack', () => {
     const deep = `{"a":${'['.repeat(10_000)}"\\u0000"${']'.repeat(10_000)}}`;
     expect(
