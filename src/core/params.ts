@@ -239,13 +239,11 @@ export function parseJsonObject(request: OAuthRequest, code: OAuthErrorCode): Re
   if (type !== 'application/json') {
     throw new OAuthError(code, `the body must be application/json, not ${type ?? 'missing'}`);
   }
+  const text = bodyText(request, code);
   let value: unknown;
-  let text: string;
   try {
-    text = bodyText(request, code);
     value = JSON.parse(text);
-  } catch (error) {
-    if (error instanceof OAuthError) throw error;
+  } catch {
     throw new OAuthError(code, 'the body is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -122,13 +122,21 @@ describe('ABU-05 the parsers refuse hostile characters', () => {
   it('a hostile character is refused however the JSON text spells it: raw, escaped, or an escaped surrogate half', () => {
     // The text is only walked when it has an escape or a code unit from U+D800 up; each spelling
     // must still reach the walk, in a value and in a member name.
-    for (const spelled of ['\ufdd0', '\\ufdd0', '\\u0000', '\\ud800', '\ud800', '\\uDFFF']) {
+    const spellings: [string, string][] = [
+      ['\ufdd0', 'U+FDD0'],
+      ['\\ufdd0', 'U+FDD0'],
+      ['\\u0000', 'U+0000'],
+      ['\\ud800', 'U+D800'],
+      ['\ud800', 'U+D800'],
+      ['\\uDFFF', 'U+DFFF'],
+    ];
+    for (const [spelled, named] of spellings) {
       for (const body of [`{"client_name":"a${spelled}b"}`, `{"a${spelled}":1}`]) {
         const error = thrown(() =>
           parseJsonObject(post('application/json', body), 'invalid_client_metadata'),
         );
         expect(error.code, body).toBe('invalid_client_metadata');
-        expect(error.description, body).toMatch(/contains U\+(FDD0|0000|D800|DFFF)/);
+        expect(error.description, body).toContain(`contains ${named},`);
       }
     }
   });
